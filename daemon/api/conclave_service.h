@@ -1,0 +1,70 @@
+// ConclaveService: the gRPC callback service. Each RPC posts its work onto the service loop
+// (one strand owns all state) and finishes its reactor from there; no RPC blocks a gRPC
+// thread, so thousands of long-poll Waits cost no threads and no CPU.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+
+#include "conclave/v1/conclave.grpc.pb.h"
+#include "service/services.h"
+
+namespace conclave::api {
+
+namespace v1 = ::conclave::v1;
+using CTX = grpc::CallbackServerContext;
+using Unary = grpc::ServerUnaryReactor;
+
+class ConclaveService final : public ::conclave::v1::Conclave::CallbackService {
+ public:
+  ConclaveService(boost::asio::io_context& io, service::Services& services)
+      : io_(io), svc_(services) {}
+
+  // Refuse new RPCs with UNAVAILABLE (shutdown in progress).
+  void SetStopping() { stopping_ = true; }
+  // Require "authorization: Bearer <token>" on every call (TCP listeners).
+  void RequireToken(std::string token) { token_ = std::move(token); }
+  // Non-OK when the call must be refused (stopping, or a missing/wrong bearer token).
+  grpc::Status Admit(CTX* ctx) const;
+
+
+  Unary* GetStatus(CTX*, const v1::GetStatusRequest*, v1::StatusReply*) override;
+  Unary* RegisterHandle(CTX*, const v1::RegisterHandleRequest*, v1::Handle*) override;
+  Unary* ListHandles(CTX*, const v1::ListHandlesRequest*, v1::ListHandlesReply*) override;
+  Unary* Send(CTX*, const v1::SendRequest*, v1::SendReply*) override;
+  Unary* Check(CTX*, const v1::CheckRequest*, v1::MessageList*) override;
+  Unary* Reply(CTX*, const v1::ReplyRequest*, v1::SendReply*) override;
+  Unary* Inbox(CTX*, const v1::InboxRequest*, v1::MessageList*) override;
+  Unary* Wait(CTX*, const v1::WaitRequest*, v1::WaitReply*) override;
+  grpc::ServerWriteReactor<v1::Message>* Watch(CTX*, const v1::WatchRequest*) override;
+
+  Unary* ListProfiles(CTX*, const v1::ListProfilesRequest*, v1::ListProfilesReply*) override;
+  Unary* CreateTerminal(CTX*, const v1::CreateTerminalRequest*, v1::Terminal*) override;
+  Unary* ListTerminals(CTX*, const v1::ListTerminalsRequest*, v1::ListTerminalsReply*) override;
+  Unary* GetTerminal(CTX*, const v1::GetTerminalRequest*, v1::Terminal*) override;
+  Unary* CloseTerminal(CTX*, const v1::CloseTerminalRequest*, v1::Terminal*) override;
+  Unary* ReadTranscript(CTX*, const v1::ReadTranscriptRequest*, v1::TranscriptChunk*) override;
+  Unary* CreateTask(CTX*, const v1::CreateTaskRequest*, v1::CreateTaskReply*) override;
+  Unary* ListTasks(CTX*, const v1::ListTasksRequest*, v1::ListTasksReply*) override;
+  Unary* GetTask(CTX*, const v1::GetTaskRequest*, v1::TaskDetail*) override;
+  Unary* UpdateTask(CTX*, const v1::UpdateTaskRequest*, v1::Task*) override;
+  Unary* CancelTask(CTX*, const v1::CancelTaskRequest*, v1::Task*) override;
+  Unary* Dispatch(CTX*, const v1::DispatchRequest*, v1::DispatchInfo*) override;
+  Unary* CreateGate(CTX*, const v1::CreateGateRequest*, v1::Gate*) override;
+  Unary* ResolveGate(CTX*, const v1::ResolveGateRequest*, v1::Gate*) override;
+  Unary* ListGates(CTX*, const v1::ListGatesRequest*, v1::ListGatesReply*) override;
+
+ private:
+  // Runs fn on the loop; fn must eventually call reactor->Finish. Refuses while stopping.
+  Unary* OnLoop(CTX* ctx, std::function<void(Unary*)> fn);
+  // Finishes a reactor after the current batch commits (at once when nothing is open).
+  void FinishAfterCommit(Unary* reactor, const Status& s);
+
+  boost::asio::io_context& io_;
+  service::Services& svc_;
+  std::atomic<bool> stopping_{false};
+  std::string token_;
+  friend class WatchReactor;
+};
+
+}  // namespace conclave::api

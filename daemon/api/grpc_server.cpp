@@ -1,0 +1,84 @@
+#include "api/grpc_server.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+
+namespace conclave::api {
+namespace fs = std::filesystem;
+
+Status PrepareUnixSocket(const std::string& path) {
+  sockaddr_un addr{};
+  if (path.size() >= sizeof(addr.sun_path)) {
+    return InvalidArgument("listen: socket path is " + std::to_string(path.size()) +
+                           " bytes; unix sockets allow at most " +
+                           std::to_string(sizeof(addr.sun_path) - 1) + " — use a shorter path");
+  }
+  fs::path parent = fs::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !fs::exists(parent, ec)) {
+    fs::create_directories(parent, ec);
+    if (ec) return FailedPrecondition("listen: cannot create " + parent.string() + ": " + ec.message());
+    chmod(parent.c_str(), 0700);
+  }
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) return Status::Ok();  // nothing there
+  if (!S_ISSOCK(st.st_mode)) {
+    return FailedPrecondition("listen: " + path +
+                              " exists and is not a socket; refusing to replace it (remove it "
+                              "or choose another --listen path)");
+  }
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  int rc = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  int err = errno;
+  close(fd);
+  if (rc == 0) {
+    return FailedPrecondition("listen: another daemon is already serving on " + path);
+  }
+  if (err != ECONNREFUSED && err != ENOENT) {
+    return FailedPrecondition("listen: cannot probe " + path + ": " + std::strerror(err));
+  }
+  if (unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return FailedPrecondition("listen: cannot remove stale socket " + path + ": " +
+                              std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<grpc::Server>> StartServer(const std::string& listen,
+                                                    ConclaveService& service) {
+  std::string address;
+  std::string socket_path;
+  if (listen.rfind("unix:", 0) == 0) {
+    socket_path = listen.substr(5);
+    Status s = PrepareUnixSocket(socket_path);
+    if (!s.ok()) return s;
+    address = "unix:" + socket_path;
+  } else {
+    address = listen.substr(4);  // tcp:HOST:PORT
+  }
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(),
+                           socket_path.empty() ? &bound_port : nullptr);
+  builder.RegisterService(&service);
+  builder.SetMaxReceiveMessageSize(16 << 20);
+  builder.SetMaxSendMessageSize(16 << 20);
+  mode_t old = umask(0077);  // the socket is created 0600
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  umask(old);
+  if (!server) return FailedPrecondition("listen: cannot listen on " + address);
+  if (!socket_path.empty()) chmod(socket_path.c_str(), 0600);
+  return server;
+}
+
+}  // namespace conclave::api

@@ -1,0 +1,243 @@
+// ConclaveService: daemon status and messaging RPCs.
+#include <boost/asio/post.hpp>
+#include <mutex>
+#include <deque>
+#include <unistd.h>
+
+#include "api/conclave_service.h"
+#include "api/proto_convert.h"
+#include "common/clock.h"
+#include "store/migrations.h"
+
+namespace conclave::api {
+
+using grpc::ServerUnaryReactor;
+
+grpc::Status ConclaveService::Admit(CTX* ctx) const {
+  if (stopping_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "conclaved is shutting down");
+  if (!token_.empty()) {
+    const auto& md = ctx->client_metadata();
+    auto it = md.find("authorization");
+    std::string want = "Bearer " + token_;
+    if (it == md.end() || std::string(it->second.data(), it->second.size()) != want) {
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                          "a bearer token is required on this listener");
+    }
+  }
+  return grpc::Status::OK;
+}
+
+ServerUnaryReactor* ConclaveService::OnLoop(CTX* ctx, std::function<void(Unary*)> fn) {
+  Unary* reactor = ctx->DefaultReactor();
+  if (grpc::Status admit = Admit(ctx); !admit.ok()) {
+    reactor->Finish(admit);
+    return reactor;
+  }
+  boost::asio::post(io_, [reactor, fn = std::move(fn)] {
+    try {
+      fn(reactor);
+    } catch (const std::exception& e) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::INTERNAL, e.what()));
+    }
+  });
+  return reactor;
+}
+
+void ConclaveService::FinishAfterCommit(Unary* reactor, const Status& s) {
+  svc_.core.batcher.AfterCommit([reactor, s](bool ok) {
+    if (!ok) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the store could not commit"));
+    } else {
+      reactor->Finish(ToGrpc(s));
+    }
+  });
+}
+
+Unary* ConclaveService::GetStatus(CTX* ctx, const v1::GetStatusRequest*, v1::StatusReply* resp) {
+  return OnLoop(ctx, [this, resp](Unary* r) {
+    auto& core = svc_.core;
+    resp->set_version(CONCLAVE_VERSION);
+    resp->set_uptime_ms(NowMs() - core.started_ms);
+    resp->set_pid(getpid());
+    resp->set_state_dir(core.config.state_dir);
+    resp->set_database_path(core.config.database_path);
+    resp->set_listener(core.listener);
+    resp->set_last_seq(core.bus.last_seq());
+    resp->set_schema_version(store::CurrentSchemaVersion(core.db));
+    resp->set_profiles_dir(core.config.profiles_dir);
+    for (const auto& [k, v] : svc_.Counts()) (*resp->mutable_counts())[k] = v;
+    for (const auto& [profile, until, reason] : svc_.tasks.Cooldowns()) {
+      auto* c = resp->add_cooldowns();
+      c->set_profile(profile);
+      c->set_until_unix_ms(until);
+      c->set_reason(reason);
+    }
+    for (const auto& line : svc_.SpendLines()) {
+      auto* s = resp->add_spend();
+      s->set_cap(line.cap);
+      s->set_spent_usd(line.spent);
+      s->set_cap_usd(line.cap_usd);
+    }
+    FinishAfterCommit(r, Status::Ok());
+  });
+}
+
+Unary* ConclaveService::RegisterHandle(CTX* ctx, const v1::RegisterHandleRequest* req,
+                                       v1::Handle* resp) {
+  return OnLoop(ctx, [this, req, resp](Unary* r) {
+    svc_.messaging.RegisterHandle(req->name(), [r, resp](StatusOr<store::HandleRecord> h) {
+      if (!h.ok()) return r->Finish(ToGrpc(h.status()));
+      ToProto(h.value(), resp);
+      r->Finish(grpc::Status::OK);
+    });
+  });
+}
+
+Unary* ConclaveService::ListHandles(CTX* ctx, const v1::ListHandlesRequest*,
+                                    v1::ListHandlesReply* resp) {
+  return OnLoop(ctx, [this, resp](Unary* r) {
+    for (const auto& h : svc_.messaging.ListHandles()) ToProto(h, resp->add_handles());
+    FinishAfterCommit(r, Status::Ok());
+  });
+}
+
+namespace {
+void FillSend(const service::SendResult& s, v1::SendReply* resp) {
+  for (const auto& m : s.messages) ToProto(m, resp->add_messages());
+  resp->set_thread_id(s.thread_id);
+}
+}  // namespace
+
+Unary* ConclaveService::Send(CTX* ctx, const v1::SendRequest* req, v1::SendReply* resp) {
+  return OnLoop(ctx, [this, req, resp](Unary* r) {
+    service::SendInput in;
+    in.to = req->to();
+    in.message = FromProto(*req);
+    in.dispatch_token = req->dispatch_token();
+    svc_.messaging.Send(std::move(in), [r, resp](StatusOr<service::SendResult> s) {
+      if (!s.ok()) return r->Finish(ToGrpc(s.status()));
+      FillSend(s.value(), resp);
+      r->Finish(grpc::Status::OK);
+    });
+  });
+}
+
+Unary* ConclaveService::Check(CTX* ctx, const v1::CheckRequest* req, v1::MessageList* resp) {
+  return OnLoop(ctx, [this, req, resp](Unary* r) {
+    std::vector<std::string> types(req->types().begin(), req->types().end());
+    svc_.messaging.Check(req->handle(), types, req->peek(), req->limit(),
+                         [this, r, resp](StatusOr<std::vector<domain::MessageRecord>> ms) {
+                           if (!ms.ok()) return r->Finish(ToGrpc(ms.status()));
+                           for (const auto& m : ms.value()) ToProto(m, resp->add_messages());
+                           resp->set_last_seq(svc_.core.bus.last_seq());
+                           r->Finish(grpc::Status::OK);
+                         });
+  });
+}
+
+Unary* ConclaveService::Reply(CTX* ctx, const v1::ReplyRequest* req, v1::SendReply* resp) {
+  return OnLoop(ctx, [this, req, resp](Unary* r) {
+    domain::MessageRecord m;
+    m.body = req->body();
+    m.subject = req->subject();
+    m.payload = req->payload_json();
+    svc_.messaging.Reply(req->seq(), req->from(), std::move(m),
+                         [r, resp](StatusOr<service::SendResult> s) {
+                           if (!s.ok()) return r->Finish(ToGrpc(s.status()));
+                           FillSend(s.value(), resp);
+                           r->Finish(grpc::Status::OK);
+                         });
+  });
+}
+
+Unary* ConclaveService::Inbox(CTX* ctx, const v1::InboxRequest* req, v1::MessageList* resp) {
+  return OnLoop(ctx, [this, req, resp](Unary* r) {
+    domain::MessageFilter f;
+    f.types.assign(req->types().begin(), req->types().end());
+    f.to = req->to();
+    f.from = req->from();
+    if (req->task_id()) f.task_ids = {req->task_id()};
+    f.unread_only = req->unread_only();
+    auto ms = svc_.messaging.Inbox(f, req->limit());
+    if (!ms.ok()) return r->Finish(ToGrpc(ms.status()));
+    for (const auto& m : ms.value()) ToProto(m, resp->add_messages());
+    resp->set_last_seq(svc_.core.bus.last_seq());
+    FinishAfterCommit(r, Status::Ok());
+  });
+}
+
+// Wait: a long-poll whose client may go away; OnCancel drops the waiter.
+namespace {
+class WaitReactor : public grpc::ServerUnaryReactor {
+ public:
+  struct Shared {
+    bool finished = false;   // loop thread only
+    uint64_t waiter_id = 0;  // loop thread only
+  };
+  WaitReactor(boost::asio::io_context& io, service::MessagingService& m)
+      : io_(io), messaging_(m), shared_(std::make_shared<Shared>()) {}
+  std::shared_ptr<Shared> shared() { return shared_; }
+  void OnCancel() override {
+    auto shared = shared_;
+    auto* self = this;
+    boost::asio::post(io_, [shared, self, &m = messaging_] {
+      if (shared->finished) return;
+      shared->finished = true;
+      m.CancelWait(shared->waiter_id);
+      self->Finish(grpc::Status::CANCELLED);
+    });
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  boost::asio::io_context& io_;
+  service::MessagingService& messaging_;
+  std::shared_ptr<Shared> shared_;
+};
+}  // namespace
+
+Unary* ConclaveService::Wait(CTX* ctx, const v1::WaitRequest* req, v1::WaitReply* resp) {
+  auto* reactor = new WaitReactor(io_, svc_.messaging);
+  if (grpc::Status admit = Admit(ctx); !admit.ok()) {
+    reactor->Finish(admit);
+    return reactor;
+  }
+  auto shared = reactor->shared();
+  boost::asio::post(io_, [this, reactor, shared, req, resp] {
+    if (shared->finished) return;
+    service::WaitInput in;
+    in.filter.types.assign(req->types().begin(), req->types().end());
+    in.filter.to = req->to();
+    in.filter.task_ids.assign(req->task_ids().begin(), req->task_ids().end());
+    in.after_seq = req->after_seq();
+    in.from_now = req->from_now();
+    in.timeout_ms = req->timeout_ms();
+    in.limit = req->limit();
+    uint64_t id = svc_.messaging.Wait(in, [this, reactor, shared, resp](
+                                              StatusOr<service::WaitResult> w) {
+      if (shared->finished) return;
+      shared->finished = true;
+      if (!w.ok()) return reactor->Finish(ToGrpc(w.status()));
+      for (const auto& m : w->messages) ToProto(m, resp->add_messages());
+      resp->set_cursor(w->cursor);
+      resp->set_timed_out(w->timed_out);
+      for (const auto& l : w->liveness) {
+        auto* p = resp->add_liveness();
+        p->set_task_id(l.task_id);
+        p->set_dispatch_id(l.dispatch_id);
+        p->set_process_alive(l.process_alive);
+        p->set_last_output_age_ms(l.last_output_age_ms);
+        p->set_state(l.state);
+      }
+      // Matches found by the first query may belong to a batch still open: ack after commit.
+      svc_.core.batcher.AfterCommit([reactor](bool ok) {
+        reactor->Finish(ok ? grpc::Status::OK
+                           : grpc::Status(grpc::StatusCode::UNAVAILABLE, "store failure"));
+      });
+    });
+    if (!shared->finished) shared->waiter_id = id;
+  });
+  return reactor;
+}
+
+}  // namespace conclave::api

@@ -1,0 +1,221 @@
+// ConclaveService: profiles, terminals, tasks, dispatch and decision-gate RPCs.
+#include "api/conclave_service.h"
+#include "api/proto_convert.h"
+
+namespace conclave::api {
+
+namespace {
+template <typename Rec, typename Proto>
+std::function<void(StatusOr<Rec>)> Into(grpc::ServerUnaryReactor* r, Proto* resp,
+                                        std::function<void(const Rec&, Proto*)> fill) {
+  return [r, resp, fill = std::move(fill)](StatusOr<Rec> v) {
+    if (!v.ok()) return r->Finish(ToGrpc(v.status()));
+    fill(v.value(), resp);
+    r->Finish(grpc::Status::OK);
+  };
+}
+}  // namespace
+
+Unary* ConclaveService::ListProfiles(CTX* ctx, const v1::ListProfilesRequest*,
+                                     v1::ListProfilesReply* resp) {
+  return OnLoop(ctx, [this, resp](Unary* r) {
+    auto cooldowns = svc_.tasks.Cooldowns();
+    for (const auto& p : svc_.core.profiles.profiles) {
+      auto* out = resp->add_profiles();
+      ToProto(p, out);
+      out->set_running(svc_.core.dispatches.CountRunningForProfile(p.name));
+      for (const auto& [name, until, reason] : cooldowns) {
+        if (name == p.name) out->set_cooldown_until_unix_ms(until);
+      }
+    }
+    for (const auto& e : svc_.core.profiles.errors) {
+      auto* out = resp->add_errors();
+      out->set_file(e.file);
+      out->set_field(e.field);
+      out->set_error(e.error);
+    }
+    FinishAfterCommit(r, Status::Ok());
+  });
+}
+
+Unary* ConclaveService::CreateTerminal(CTX* ctx, const v1::CreateTerminalRequest* req,
+                                       v1::Terminal* resp) {
+  return OnLoop(ctx, [this, req, resp](Unary* r) {
+    svc_.tasks.CreateTerminal(
+        req->profile(), req->handle(), req->cwd(),
+        Into<store::TerminalRecord, v1::Terminal>(r, resp, [this](const auto& t, auto* p) {
+          ToProto(t, svc_.core.FamilyOf(t), p);
+        }));
+  });
+}
+
+Unary* ConclaveService::ListTerminals(CTX* ctx, const v1::ListTerminalsRequest* req,
+                                      v1::ListTerminalsReply* resp) {
+  return OnLoop(ctx, [this, req, resp](Unary* r) {
+    for (const auto& t : svc_.tasks.ListTerminals(req->include_closed())) {
+      ToProto(t, svc_.core.FamilyOf(t), resp->add_terminals());
+    }
+    FinishAfterCommit(r, Status::Ok());
+  });
+}
+
+Unary* ConclaveService::GetTerminal(CTX* ctx, const v1::GetTerminalRequest* req,
+                                    v1::Terminal* resp) {
+  return OnLoop(ctx, [this, req, resp](Unary* r) {
+    auto t = svc_.tasks.GetTerminal(req->handle());
+    if (!t.ok()) return r->Finish(ToGrpc(t.status()));
+    ToProto(t.value(), svc_.core.FamilyOf(t.value()), resp);
+    FinishAfterCommit(r, Status::Ok());
+  });
+}
+
+Unary* ConclaveService::CloseTerminal(CTX* ctx, const v1::CloseTerminalRequest* req,
+                                      v1::Terminal* resp) {
+  return OnLoop(ctx, [this, req, resp](Unary* r) {
+    svc_.tasks.CloseTerminal(
+        req->handle(), req->force(),
+        Into<store::TerminalRecord, v1::Terminal>(r, resp, [this](const auto& t, auto* p) {
+          ToProto(t, svc_.core.FamilyOf(t), p);
+        }));
+  });
+}
+
+Unary* ConclaveService::ReadTranscript(CTX* ctx, const v1::ReadTranscriptRequest* req,
+                                       v1::TranscriptChunk* resp) {
+  return OnLoop(ctx, [this, req, resp](Unary* r) {
+    auto t = svc_.tasks.ReadTranscript(req->handle(), req->dispatch_id(), req->cursor(),
+                                       req->max_bytes());
+    if (!t.ok()) return r->Finish(ToGrpc(t.status()));
+    resp->set_dispatch_id(t->dispatch_id);
+    resp->set_data(t->data);
+    resp->set_next_cursor(t->next_cursor);
+    resp->set_eof(t->eof);
+    FinishAfterCommit(r, Status::Ok());
+  });
+}
+
+Unary* ConclaveService::CreateTask(CTX* ctx, const v1::CreateTaskRequest* req,
+                                   v1::CreateTaskReply* resp) {
+  return OnLoop(ctx, [this, req, resp](Unary* r) {
+    service::CreateTaskInput in;
+    in.task.brief = req->brief();
+    in.task.title = req->title();
+    in.task.idem_key = req->idempotency_key();
+    in.task.hypothesis = req->hypothesis();
+    in.task.role = req->role();
+    in.task.auto_retry = req->auto_retry();
+    in.task.coordinator = req->coordinator();
+    in.task.session = req->session();
+    in.task.budget_usd = req->budget_usd();
+    in.task.scope = req->scope();
+    in.task.validation = req->validation();
+    in.deps.assign(req->deps().begin(), req->deps().end());
+    svc_.tasks.CreateTask(std::move(in), [this, r, resp](StatusOr<service::CreateTaskResult> c) {
+      if (!c.ok()) return r->Finish(ToGrpc(c.status()));
+      ToProto(c->task, svc_.core.tasks.Deps(c->task.id), svc_.tasks.TaskSpent(c->task.id),
+              resp->mutable_task());
+      resp->set_existing(c->existing);
+      r->Finish(grpc::Status::OK);
+    });
+  });
+}
+
+Unary* ConclaveService::ListTasks(CTX* ctx, const v1::ListTasksRequest* req,
+                                  v1::ListTasksReply* resp) {
+  return OnLoop(ctx, [this, req, resp](Unary* r) {
+    static const char* kStatuses[] = {"",       "pending", "ready",   "dispatched",
+                                      "completed", "failed", "blocked", "cancelled"};
+    bool ok = false;
+    for (const char* s : kStatuses) ok |= req->status() == s;
+    if (!ok) {
+      return r->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                    "status: '" + req->status() + "' is not a task status"));
+    }
+    for (const auto& t : svc_.tasks.ListTasks(req->status(), req->limit())) {
+      ToProto(t, svc_.core.tasks.Deps(t.id), svc_.tasks.TaskSpent(t.id), resp->add_tasks());
+    }
+    FinishAfterCommit(r, Status::Ok());
+  });
+}
+
+Unary* ConclaveService::GetTask(CTX* ctx, const v1::GetTaskRequest* req, v1::TaskDetail* resp) {
+  return OnLoop(ctx, [this, req, resp](Unary* r) {
+    auto d = svc_.tasks.GetTask(req->id());
+    if (!d.ok()) return r->Finish(ToGrpc(d.status()));
+    ToProto(d->task, svc_.core.tasks.Deps(d->task.id), svc_.tasks.TaskSpent(d->task.id),
+            resp->mutable_task());
+    for (const auto& x : d->dispatches) ToProto(x, resp->add_dispatches());
+    for (const auto& m : d->events) ToProto(m, resp->add_events());
+    for (const auto& g : d->gates) ToProto(g, resp->add_gates());
+    FinishAfterCommit(r, Status::Ok());
+  });
+}
+
+Unary* ConclaveService::UpdateTask(CTX* ctx, const v1::UpdateTaskRequest* req, v1::Task* resp) {
+  return OnLoop(ctx, [this, req, resp](Unary* r) {
+    service::TaskUpdateInput in;
+    in.id = req->id();
+    if (req->has_title()) in.title = req->title();
+    if (req->has_brief()) in.brief = req->brief();
+    if (req->has_hypothesis()) in.hypothesis = req->hypothesis();
+    if (req->has_scope()) in.scope = req->scope();
+    if (req->has_validation()) in.validation = req->validation();
+    if (req->has_auto_retry()) in.auto_retry = req->auto_retry();
+    if (req->has_budget_usd()) in.budget_usd = req->budget_usd();
+    svc_.tasks.UpdateTask(in, Into<store::TaskRecord, v1::Task>(r, resp, [this](const auto& t, auto* p) {
+                            ToProto(t, svc_.core.tasks.Deps(t.id), svc_.tasks.TaskSpent(t.id), p);
+                          }));
+  });
+}
+
+Unary* ConclaveService::CancelTask(CTX* ctx, const v1::CancelTaskRequest* req, v1::Task* resp) {
+  return OnLoop(ctx, [this, req, resp](Unary* r) {
+    svc_.tasks.CancelTask(req->id(), req->reason(),
+                          Into<store::TaskRecord, v1::Task>(r, resp, [this](const auto& t, auto* p) {
+                            ToProto(t, svc_.core.tasks.Deps(t.id), svc_.tasks.TaskSpent(t.id), p);
+                          }));
+  });
+}
+
+Unary* ConclaveService::Dispatch(CTX* ctx, const v1::DispatchRequest* req,
+                                 v1::DispatchInfo* resp) {
+  return OnLoop(ctx, [this, req, resp](Unary* r) {
+    service::DispatchInput in;
+    in.task_id = req->task_id();
+    in.to = req->to();
+    in.timeout_s = req->timeout_s();
+    in.from = req->from();
+    in.budget_usd = req->budget_usd();
+    svc_.tasks.Dispatch(in, Into<store::DispatchRecord, v1::DispatchInfo>(
+                                r, resp, [](const auto& d, auto* p) { ToProto(d, p); }));
+  });
+}
+
+Unary* ConclaveService::CreateGate(CTX* ctx, const v1::CreateGateRequest* req, v1::Gate* resp) {
+  return OnLoop(ctx, [this, req, resp](Unary* r) {
+    std::vector<std::string> options(req->options().begin(), req->options().end());
+    svc_.tasks.CreateGate(req->task_id(), req->question(), options, 0,
+                          Into<store::GateRecord, v1::Gate>(
+                              r, resp, [](const auto& g, auto* p) { ToProto(g, p); }));
+  });
+}
+
+Unary* ConclaveService::ResolveGate(CTX* ctx, const v1::ResolveGateRequest* req, v1::Gate* resp) {
+  return OnLoop(ctx, [this, req, resp](Unary* r) {
+    svc_.tasks.ResolveGate(req->id(), req->decision(),
+                           Into<store::GateRecord, v1::Gate>(
+                               r, resp, [](const auto& g, auto* p) { ToProto(g, p); }));
+  });
+}
+
+Unary* ConclaveService::ListGates(CTX* ctx, const v1::ListGatesRequest* req,
+                                  v1::ListGatesReply* resp) {
+  return OnLoop(ctx, [this, req, resp](Unary* r) {
+    for (const auto& g : svc_.tasks.ListGates(req->open_only(), req->task_id())) {
+      ToProto(g, resp->add_gates());
+    }
+    FinishAfterCommit(r, Status::Ok());
+  });
+}
+
+}  // namespace conclave::api

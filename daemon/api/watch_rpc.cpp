@@ -1,0 +1,169 @@
+// ConclaveService::Watch: a server stream of every event after a cursor. The backlog is
+// replayed in pages from the store, then the stream switches to live events in the same loop
+// turn as its last page, so nothing falls in between. One write in flight at a time; a client
+// that falls more than kMaxQueued events behind is ended with RESOURCE_EXHAUSTED and resumes
+// from its cursor.
+#include <boost/asio/post.hpp>
+#include <deque>
+#include <mutex>
+
+#include "api/conclave_service.h"
+#include "api/proto_convert.h"
+
+namespace conclave::api {
+namespace {
+
+constexpr size_t kPage = 500;
+constexpr size_t kMaxQueued = 20000;
+
+class WatchReactor : public grpc::ServerWriteReactor<v1::Message> {
+ public:
+  WatchReactor(boost::asio::io_context& io, service::Services& svc, const v1::WatchRequest* req)
+      : io_(io), svc_(svc) {
+    filter_.types.assign(req->types().begin(), req->types().end());
+    from_now_ = req->from_now();
+    cursor_ = req->after_seq();
+    state_ = std::make_shared<LoopState>();
+  }
+
+  void Begin() {
+    auto st = state_;
+    boost::asio::post(io_, [this, st] {
+      if (st->done) return;
+      for (const auto& t : filter_.types) {
+        if (!domain::IsMessageType(t)) {
+          st->done = true;
+          Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "types: unknown type '" + t + "'"));
+          return;
+        }
+      }
+      if (from_now_) cursor_ = svc_.core.bus.last_seq();
+      LoadPage();
+    });
+  }
+
+  // Loop thread: fetch the next page of backlog, or go live.
+  void LoadPage() {
+    auto page = svc_.core.messages.After(filter_, cursor_, static_cast<int>(kPage));
+    for (const auto& m : page) cursor_ = m.seq;
+    Enqueue(page);
+    if (page.size() < kPage) {
+      auto st = state_;
+      state_->watcher = svc_.core.bus.AddWatcher(
+          filter_, cursor_,
+          [this, st](const domain::MessageRecord& m) {
+            if (st->done) return false;
+            return Enqueue({m});
+          });
+      state_->live = true;
+    } else {
+      backlog_pending_ = true;
+    }
+  }
+
+  // Any thread: queue messages and start a write if none is in flight.
+  bool Enqueue(const std::vector<domain::MessageRecord>& ms) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (ended_) return false;
+    for (const auto& m : ms) {
+      v1::Message p;
+      ToProto(m, &p);
+      queue_.push_back(std::move(p));
+    }
+    if (queue_.size() > kMaxQueued) {
+      ended_ = true;
+      Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          "watch client too slow; resume with --after " +
+                              std::to_string(queue_.front().seq() - 1)));
+      return false;
+    }
+    if (!writing_ && !queue_.empty()) {
+      writing_ = true;
+      current_ = std::move(queue_.front());
+      queue_.pop_front();
+      StartWrite(&current_);
+    }
+    return true;
+  }
+
+  void OnWriteDone(bool ok) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    writing_ = false;
+    if (!ok || ended_) return;
+    if (!queue_.empty()) {
+      writing_ = true;
+      current_ = std::move(queue_.front());
+      queue_.pop_front();
+      StartWrite(&current_);
+      return;
+    }
+    if (backlog_pending_) {
+      backlog_pending_ = false;
+      auto st = state_;
+      boost::asio::post(io_, [this, st] {
+        if (!st->done) LoadPage();
+      });
+    }
+  }
+
+  void OnCancel() override { End(grpc::Status::CANCELLED); }
+
+  // Loop thread or gRPC thread: end the stream once.
+  void End(const grpc::Status& s) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (ended_) return;
+      ended_ = true;
+    }
+    auto st = state_;
+    auto& bus = svc_.core.bus;
+    boost::asio::post(io_, [st, &bus] {
+      st->done = true;
+      if (st->live) bus.RemoveWatcher(st->watcher);
+    });
+    Finish(s);
+  }
+
+  void OnDone() override {
+    // Delete on the loop, after every handler posted earlier (they may reference this).
+    auto st = state_;
+    auto& bus = svc_.core.bus;
+    boost::asio::post(io_, [this, st, &bus] {
+      st->done = true;
+      if (st->live) bus.RemoveWatcher(st->watcher);
+      delete this;
+    });
+  }
+
+ private:
+  struct LoopState {
+    bool done = false;
+    bool live = false;
+    uint64_t watcher = 0;
+  };
+  boost::asio::io_context& io_;
+  service::Services& svc_;
+  domain::MessageFilter filter_;
+  bool from_now_ = false;
+  int64_t cursor_ = 0;
+  std::shared_ptr<LoopState> state_;
+  std::mutex mu_;
+  std::deque<v1::Message> queue_;
+  v1::Message current_;
+  bool writing_ = false, ended_ = false, backlog_pending_ = false;
+};
+
+}  // namespace
+
+grpc::ServerWriteReactor<v1::Message>* ConclaveService::Watch(CTX* ctx,
+                                                             const v1::WatchRequest* req) {
+  auto* r = new WatchReactor(io_, svc_, req);
+  if (grpc::Status admit = Admit(ctx); !admit.ok()) {
+    r->End(admit);
+    return r;
+  }
+  r->Begin();
+  return r;
+}
+
+}  // namespace conclave::api

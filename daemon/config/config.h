@@ -1,0 +1,61 @@
+// Config: every daemon setting, with XDG defaults, a JSON config file, and flags on top
+// (flags win). Loaded once by main; read-only afterwards.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+
+namespace conclave::config {
+
+struct RetryConfig {
+  int base_ms = 2000;
+  int max_ms = 120000;
+  int max_attempts = 4;  // operational retries per dispatch chain
+};
+
+struct BudgetConfig {
+  double per_dispatch_usd = 0;  // defaults; 0 = no cap
+  double per_task_usd = 0;
+  double per_session_usd = 0;
+  std::map<std::string, double> per_family_daily_usd;
+};
+
+struct ReviewConfig {
+  int default_cap = 2;
+  std::string default_profile;             // ordinary mode
+  std::string default_primary;             // debate primary
+  std::vector<std::string> default_challengers;
+  int round_timeout_s = 900;
+};
+
+struct Config {
+  std::string state_dir;
+  std::string listen;  // unix:/path or tcp:127.0.0.1:PORT
+  std::string log_level = "info";
+  std::string profiles_dir;
+  std::string database_path;  // derived: state_dir/conclave.db
+  bool synchronous_full = false;
+  int heartbeat_interval_s = 30;
+  int kill_grace_ms = 3000;
+  int eof_grace_ms = 2000;  // after the worker exits, how long its descendants may hold pipes
+  int default_timeout_s = 1800;
+  int default_idle_timeout_s = 300;
+  std::string tcp_token;  // bearer token required on a TCP listener
+  RetryConfig retry;
+  BudgetConfig budgets;
+  ReviewConfig review;
+  nlohmann::json raw;  // the file as read, for later sections
+};
+
+struct Flags {
+  std::string config_file, state_dir, listen, log_level, profiles_dir;
+};
+
+// Builds the config: defaults ← file (flags.config_file, if set) ← flags.
+StatusOr<Config> LoadConfig(const Flags& flags);
+
+}  // namespace conclave::config

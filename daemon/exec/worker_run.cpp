@@ -1,0 +1,256 @@
+#include "exec/worker_run.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/write.hpp>
+
+#include "exec/proc_info.h"
+
+namespace conclave::exec {
+namespace {
+constexpr size_t kStderrTail = 8192;
+
+void WriteAll(int fd, std::string_view data) {
+  while (!data.empty() && fd >= 0) {
+    ssize_t n = write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;  // disk full or similar: the transcript is best effort, the run goes on
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+}
+}  // namespace
+
+WorkerRun::WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::string stdin_data,
+                     std::string transcript_path, std::string stdout_path,
+                     std::vector<std::string> secrets, RunLimits limits, Callbacks cb)
+    : io_(io),
+      child_(child),
+      stdin_data_(std::move(stdin_data)),
+      limits_(limits),
+      cb_(std::move(cb)),
+      stdin_(io, child.stdin_fd),
+      stdout_(io, child.stdout_fd),
+      stderr_(io, child.stderr_fd),
+      pidfd_(io),
+      hard_timer_(io),
+      idle_timer_(io),
+      kill_timer_(io),
+      eof_timer_(io),
+      poll_timer_(io),
+      out_redactor_(secrets),
+      err_redactor_(secrets) {
+  if (child.pidfd >= 0) pidfd_.assign(child.pidfd);
+  transcript_fd_ = open(transcript_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  stdout_fd_ = open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  last_output_ = std::chrono::steady_clock::now();
+}
+
+WorkerRun::~WorkerRun() {
+  if (transcript_fd_ >= 0) close(transcript_fd_);
+  if (stdout_fd_ >= 0) close(stdout_fd_);
+}
+
+void WorkerRun::Start() {
+  WriteStdin();
+  ReadStream(true);
+  ReadStream(false);
+  WatchExit();
+  if (limits_.hard_timeout.count() > 0) {
+    hard_timer_.expires_after(limits_.hard_timeout);
+    hard_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (ec || self->reaped_) return;
+      self->outcome_.hard_timeout = true;
+      self->Terminate();
+    });
+  }
+  ArmIdleTimer();
+}
+
+void WorkerRun::WriteStdin() {
+  if (stdin_written_ >= stdin_data_.size()) {
+    boost::system::error_code ec;
+    stdin_.close(ec);
+    return;
+  }
+  stdin_.async_write_some(
+      boost::asio::buffer(stdin_data_.data() + stdin_written_,
+                          std::min<size_t>(65536, stdin_data_.size() - stdin_written_)),
+      [self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
+        if (ec) {  // EPIPE: the worker does not read its stdin; fine
+          boost::system::error_code ignore;
+          self->stdin_.close(ignore);
+          return;
+        }
+        self->stdin_written_ += n;
+        self->WriteStdin();
+      });
+}
+
+void WorkerRun::Append(bool is_stdout, std::string_view data) {
+  std::string clean = is_stdout ? out_redactor_.Feed(data) : err_redactor_.Feed(data);
+  if (clean.empty()) return;
+  WriteAll(transcript_fd_, clean);
+  if (is_stdout) {
+    WriteAll(stdout_fd_, clean);
+    if (cb_.on_stdout) cb_.on_stdout(clean);
+  } else {
+    outcome_.stderr_tail += clean;
+    if (outcome_.stderr_tail.size() > kStderrTail) {
+      outcome_.stderr_tail.erase(0, outcome_.stderr_tail.size() - kStderrTail);
+    }
+  }
+}
+
+void WorkerRun::ReadStream(bool is_stdout) {
+  auto& stream = is_stdout ? stdout_ : stderr_;
+  char* buf = is_stdout ? out_buf_ : err_buf_;
+  stream.async_read_some(
+      boost::asio::buffer(buf, sizeof(out_buf_)),
+      [self = shared_from_this(), is_stdout, buf](const boost::system::error_code& ec, size_t n) {
+        if (n > 0) {
+          (is_stdout ? self->outcome_.stdout_bytes : self->outcome_.stderr_bytes) +=
+              static_cast<int64_t>(n);
+          self->last_output_ = std::chrono::steady_clock::now();
+          self->idle_reported_ = false;
+          self->Append(is_stdout, std::string_view(buf, n));
+          if (self->cb_.on_output) self->cb_.on_output();
+        }
+        if (ec) {
+          (is_stdout ? self->stdout_eof_ : self->stderr_eof_) = true;
+          std::string tail = is_stdout ? self->out_redactor_.Finish()
+                                       : self->err_redactor_.Finish();
+          if (!tail.empty()) {
+            WriteAll(self->transcript_fd_, tail);
+            if (is_stdout) {
+              WriteAll(self->stdout_fd_, tail);
+              if (self->cb_.on_stdout) self->cb_.on_stdout(tail);
+            } else {
+              self->outcome_.stderr_tail += tail;
+            }
+          }
+          boost::system::error_code ignore;
+          (is_stdout ? self->stdout_ : self->stderr_).close(ignore);
+          self->MaybeFinish();
+          return;
+        }
+        self->ReadStream(is_stdout);
+      });
+}
+
+void WorkerRun::WatchExit() {
+  auto check = [self = shared_from_this()]() {
+    int status = 0;
+    pid_t r = waitpid(self->child_.pid, &status, WNOHANG);
+    if (r == self->child_.pid) {
+      self->OnExited(status);
+      return true;
+    }
+    if (r < 0 && errno == ECHILD) {  // reaped elsewhere: should not happen
+      self->OnExited(0);
+      return true;
+    }
+    return false;
+  };
+  if (pidfd_.is_open()) {
+    pidfd_.async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                      [self = shared_from_this(), check](const boost::system::error_code& ec) {
+                        if (ec == boost::asio::error::operation_aborted) return;
+                        if (!check()) self->WatchExit();
+                      });
+  } else {
+    poll_timer_.expires_after(std::chrono::milliseconds(50));
+    poll_timer_.async_wait([self = shared_from_this(), check](const boost::system::error_code& ec) {
+      if (ec) return;
+      if (!check()) self->WatchExit();
+    });
+  }
+}
+
+void WorkerRun::OnExited(int wait_status) {
+  reaped_ = true;
+  boost::system::error_code ignore;
+  pidfd_.close(ignore);
+  if (WIFEXITED(wait_status)) {
+    outcome_.exit_code = WEXITSTATUS(wait_status);
+  } else if (WIFSIGNALED(wait_status)) {
+    outcome_.term_signal = WTERMSIG(wait_status);
+  }
+  hard_timer_.cancel();
+  idle_timer_.cancel();
+  // Descendants may still hold the pipes: give them eof_grace, then end the group.
+  if (!stdout_eof_ || !stderr_eof_) {
+    eof_timer_.expires_after(limits_.eof_grace);
+    eof_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (ec) return;
+      SignalGroup(self->child_.pid, SIGKILL);
+      boost::system::error_code ignore;
+      self->stdout_.close(ignore);
+      self->stderr_.close(ignore);
+    });
+  } else {
+    // The leader is gone and the pipes are closed; make sure no straggler survives.
+    SignalGroup(child_.pid, SIGKILL);
+  }
+  MaybeFinish();
+}
+
+void WorkerRun::ArmIdleTimer() {
+  if (limits_.idle_timeout.count() <= 0 && limits_.idle_kill.count() <= 0) return;
+  auto step = limits_.idle_timeout.count() > 0 ? limits_.idle_timeout : limits_.idle_kill;
+  idle_timer_.expires_after(std::min<std::chrono::milliseconds>(step, std::chrono::seconds(1)));
+  idle_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (ec || self->reaped_) return;
+    auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - self->last_output_);
+    if (self->limits_.idle_kill.count() > 0 && silent >= self->limits_.idle_kill &&
+        !self->terminating_) {
+      self->outcome_.idle_killed = true;
+      self->Terminate();
+    } else if (self->limits_.idle_timeout.count() > 0 && silent >= self->limits_.idle_timeout &&
+               !self->idle_reported_) {
+      self->idle_reported_ = true;
+      if (self->cb_.on_idle) self->cb_.on_idle(silent);
+    }
+    self->ArmIdleTimer();
+  });
+}
+
+void WorkerRun::Terminate() {
+  if (terminating_ || reaped_) return;
+  terminating_ = true;
+  SignalGroup(child_.pid, SIGTERM);
+  kill_timer_.expires_after(limits_.kill_grace);
+  kill_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (ec) return;
+    SignalGroup(self->child_.pid, SIGKILL);
+  });
+}
+
+void WorkerRun::Stop(const std::string& reason) {
+  if (finished_) return;
+  outcome_.stopped = true;
+  outcome_.stop_reason = reason;
+  Terminate();
+}
+
+void WorkerRun::MaybeFinish() {
+  if (finished_ || !reaped_ || !stdout_eof_ || !stderr_eof_) return;
+  finished_ = true;
+  hard_timer_.cancel();
+  idle_timer_.cancel();
+  kill_timer_.cancel();
+  eof_timer_.cancel();
+  poll_timer_.cancel();
+  if (transcript_fd_ >= 0) fsync(transcript_fd_);
+  if (cb_.on_finished) {
+    auto cb = std::move(cb_.on_finished);
+    cb(outcome_);
+  }
+}
+
+}  // namespace conclave::exec

@@ -1,0 +1,77 @@
+#include "service/commit_batcher.h"
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+namespace conclave::service {
+
+Status CommitBatcher::Write(const std::function<Status()>& fn) {
+  if (broken()) {
+    return Unavailable("the store is refusing writes after a failed commit (" + broken_reason_ +
+                       "); free disk space or fix the database, then restart conclaved");
+  }
+  try {
+    if (!open_) {
+      db_.Exec("BEGIN IMMEDIATE");
+      open_ = true;
+      boost::asio::post(io_, [this] { Flush(); });
+    }
+    db_.Exec("SAVEPOINT op");
+  } catch (const store::StoreError& e) {
+    return Unavailable(std::string("store: ") + e.what());
+  }
+  size_t messages_mark = pending_messages_.size();
+  size_t actions_mark = after_commit_.size();
+  Status result;
+  try {
+    result = fn();
+  } catch (const store::StoreError& e) {
+    result = Internal(std::string("store: ") + e.what());
+  }
+  try {
+    if (result.ok()) {
+      db_.Exec("RELEASE op");
+    } else {
+      db_.Exec("ROLLBACK TO op");
+      db_.Exec("RELEASE op");
+      pending_messages_.resize(messages_mark);
+      after_commit_.resize(actions_mark);
+    }
+  } catch (const store::StoreError& e) {
+    broken_reason_ = e.what();
+    spdlog::critical("store savepoint failed: {}", e.what());
+    return Unavailable(std::string("store: ") + e.what());
+  }
+  return result;
+}
+
+void CommitBatcher::AfterCommit(std::function<void(bool)> fn) {
+  if (!open_) {
+    fn(!broken());
+    return;
+  }
+  after_commit_.push_back(std::move(fn));
+}
+
+void CommitBatcher::Flush() {
+  if (!open_) return;
+  bool ok = true;
+  try {
+    db_.Exec("COMMIT");
+    ++commits_;
+  } catch (const store::StoreError& e) {
+    ok = false;
+    broken_reason_ = e.what();
+    spdlog::critical("COMMIT failed, refusing further writes: {}", e.what());
+    try { db_.Exec("ROLLBACK"); } catch (const store::StoreError&) {}
+  }
+  open_ = false;
+  auto messages = std::move(pending_messages_);
+  auto actions = std::move(after_commit_);
+  pending_messages_.clear();
+  after_commit_.clear();
+  if (ok && !messages.empty()) publish_(messages);
+  for (auto& a : actions) a(ok);
+}
+
+}  // namespace conclave::service

@@ -1,0 +1,234 @@
+#include "service/messaging_service.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "common/clock.h"
+#include "common/random.h"
+
+namespace conclave::service {
+namespace {
+constexpr int kMaxLimit = 10000;
+constexpr int64_t kDefaultWaitMs = 30000;
+constexpr int64_t kMaxWaitMs = 3600 * 1000;
+}  // namespace
+
+void MessagingService::EnsureBuiltinHandles() {
+  Status s = core_.batcher.Write([&]() -> Status {
+    if (!core_.handles.Get("coordinator")) {
+      core_.handles.Insert({"coordinator", "coordinator", NowMs(), false});
+    }
+    return Status::Ok();
+  });
+  (void)s;
+}
+
+void MessagingService::RegisterHandle(const std::string& name, Done<store::HandleRecord> done) {
+  WriteThen<store::HandleRecord>(
+      core_,
+      [&]() -> StatusOr<store::HandleRecord> {
+        Status v = domain::ValidateHandleName(name, "name");
+        if (!v.ok()) return v;
+        if (auto existing = core_.handles.Get(name)) {
+          if (existing->closed) {
+            return FailedPrecondition("name: handle '" + name +
+                                      "' was closed; handles are never reissued");
+          }
+          return *existing;  // registering twice is idempotent
+        }
+        store::HandleRecord h{name, "handle", NowMs(), false};
+        core_.handles.Insert(h);
+        return h;
+      },
+      std::move(done));
+}
+
+std::vector<store::HandleRecord> MessagingService::ListHandles() {
+  return core_.handles.List(false);
+}
+
+StatusOr<std::vector<std::string>> MessagingService::ResolveAddress(const std::string& address,
+                                                                    const std::string& sender) {
+  if (address.empty()) return InvalidArgument("to: a recipient (handle or @group) is required");
+  std::vector<std::string> out;
+  if (address[0] != '@') {
+    auto h = core_.handles.Get(address);
+    if (!h) return NotFound("to: no handle named '" + address + "' (see `conclave handle list`)");
+    if (h->closed) return NotFound("to: handle '" + address + "' is closed");
+    out.push_back(address);
+    return out;
+  }
+  auto group_arg = [&](const std::string& prefix) -> std::optional<std::string> {
+    if (address.rfind(prefix, 0) != 0) return std::nullopt;
+    return address.substr(prefix.size());
+  };
+  auto terminals = core_.terminals.List(false);
+  if (address == "@all") {
+    for (const auto& h : core_.handles.List(false)) {
+      if (h.name != sender) out.push_back(h.name);
+    }
+  } else if (address == "@idle") {
+    for (const auto& t : terminals) {
+      if (t.state == "idle") out.push_back(t.handle);
+    }
+  } else if (auto f = group_arg("@family:")) {
+    for (const auto& t : terminals) {
+      if (core_.FamilyOf(t) == *f) out.push_back(t.handle);
+    }
+  } else if (auto p = group_arg("@profile:")) {
+    for (const auto& t : terminals) {
+      if (t.profile == *p) out.push_back(t.handle);
+    }
+  } else if (auto w = group_arg("@worktree:")) {
+    std::string want = std::filesystem::path(*w).lexically_normal().string();
+    while (want.size() > 1 && want.back() == '/') want.pop_back();
+    for (const auto& t : terminals) {
+      if (t.cwd == want) out.push_back(t.handle);
+    }
+  } else {
+    return InvalidArgument("to: unknown group '" + address +
+                           "' (use @all, @idle, @family:F, @profile:P or @worktree:DIR)");
+  }
+  if (out.empty()) return NotFound("to: group " + address + " has no members");
+  return out;
+}
+
+void MessagingService::Send(SendInput in, Done<SendResult> done) {
+  WriteThen<SendResult>(
+      core_,
+      [&]() -> StatusOr<SendResult> {
+        domain::MessageRecord& m = in.message;
+        if (m.from.empty()) m.from = "coordinator";
+        if (m.priority.empty()) m.priority = "normal";
+        Status v = domain::ValidateMessage(m);
+        if (!v.ok()) return v;
+        if (m.from.size() > domain::kMaxHandleBytes) {
+          return InvalidArgument("from: longer than " + std::to_string(domain::kMaxHandleBytes) +
+                                 " bytes");
+        }
+        if (!in.dispatch_token.empty() || (m.type == "worker_done" && m.dispatch_id != 0)) {
+          if (!core_.worker_report_hook) {
+            return FailedPrecondition("dispatch_token: this daemon has no dispatches");
+          }
+          Status w = core_.worker_report_hook(m, in.dispatch_token);
+          if (!w.ok()) return w;
+          if (in.to.empty()) in.to = m.to;
+        }
+        auto recipients = ResolveAddress(in.to, m.from);
+        if (!recipients.ok()) return recipients.status();
+        SendResult result;
+        result.thread_id = m.thread_id.empty() ? "t-" + RandomHex(6) : m.thread_id;
+        int64_t now = NowMs();
+        for (const auto& r : recipients.value()) {
+          domain::MessageRecord copy = m;
+          copy.to = r;
+          copy.thread_id = result.thread_id;
+          copy.created_ms = now;
+          core_.Emit(copy);
+          result.messages.push_back(std::move(copy));
+        }
+        return result;
+      },
+      std::move(done));
+}
+
+void MessagingService::Check(const std::string& handle, const std::vector<std::string>& types,
+                             bool peek, int limit,
+                             Done<std::vector<domain::MessageRecord>> done) {
+  WriteThen<std::vector<domain::MessageRecord>>(
+      core_,
+      [&]() -> StatusOr<std::vector<domain::MessageRecord>> {
+        if (handle.empty()) return InvalidArgument("handle: required");
+        if (!core_.handles.Get(handle)) return NotFound("handle: no handle named '" + handle + "'");
+        for (const auto& t : types) {
+          if (!domain::IsMessageType(t)) return InvalidArgument("types: unknown type '" + t + "'");
+        }
+        int n = limit <= 0 ? 1000 : std::min(limit, kMaxLimit);
+        return core_.messages.TakeUnread(handle, types, n, peek);
+      },
+      std::move(done));
+}
+
+void MessagingService::Reply(int64_t seq, const std::string& from, domain::MessageRecord reply,
+                             Done<SendResult> done) {
+  StatusOr<std::optional<domain::MessageRecord>> original = [&]() -> StatusOr<std::optional<domain::MessageRecord>> {
+    try {
+      return core_.messages.Get(seq);
+    } catch (const store::StoreError& e) {
+      return Internal(e.what());
+    }
+  }();
+  if (!original.ok()) return done(original.status());
+  if (!original.value()) return done(NotFound("id: no message with seq " + std::to_string(seq)));
+  const domain::MessageRecord& o = **original;
+  SendInput in;
+  in.to = o.from;
+  in.message = std::move(reply);
+  in.message.type = "reply";
+  in.message.from = from.empty() ? o.to : from;
+  in.message.thread_id = o.thread_id;
+  in.message.reply_to = o.seq;
+  if (in.message.subject.empty()) in.message.subject = "Re: " + o.subject;
+  if (in.message.task_id == 0) in.message.task_id = o.task_id;
+  if (in.message.dispatch_id == 0) in.message.dispatch_id = o.dispatch_id;
+  Send(std::move(in), std::move(done));
+}
+
+Status MessagingService::ValidateFilter(const domain::MessageFilter& f) {
+  for (const auto& t : f.types) {
+    if (!domain::IsMessageType(t)) return InvalidArgument("types: unknown type '" + t + "'");
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<domain::MessageRecord>> MessagingService::Inbox(
+    const domain::MessageFilter& filter, int limit) {
+  Status v = ValidateFilter(filter);
+  if (!v.ok()) return v;
+  int n = limit <= 0 ? 50 : std::min(limit, kMaxLimit);
+  return core_.messages.Newest(filter, n);
+}
+
+uint64_t MessagingService::Wait(const WaitInput& in, Done<WaitResult> done) {
+  Status v = ValidateFilter(in.filter);
+  if (!v.ok()) {
+    done(v);
+    return 0;
+  }
+  if (in.after_seq < 0) {
+    done(InvalidArgument("after_seq: must not be negative"));
+    return 0;
+  }
+  if (in.timeout_ms < 0) {
+    done(InvalidArgument("timeout_ms: must not be negative"));
+    return 0;
+  }
+  int limit = in.limit <= 0 ? 100 : std::min(in.limit, kMaxLimit);
+  int64_t after = in.from_now ? core_.bus.last_seq() : in.after_seq;
+  auto found = core_.messages.After(in.filter, after, limit);
+  if (!found.empty()) {
+    WaitResult r;
+    r.cursor = found.back().seq;
+    r.messages = std::move(found);
+    done(std::move(r));
+    return 0;
+  }
+  int64_t timeout = in.timeout_ms == 0 ? kDefaultWaitMs : std::min(in.timeout_ms, kMaxWaitMs);
+  std::vector<int64_t> tasks = in.filter.task_ids;
+  return core_.bus.AddWaiter(
+      in.filter, after, std::chrono::milliseconds(timeout), limit,
+      [this, done = std::move(done), tasks, after](std::vector<domain::MessageRecord> ms) {
+        WaitResult r;
+        if (ms.empty()) {
+          r.timed_out = true;
+          r.cursor = std::max(after, core_.bus.last_seq());
+          if (core_.liveness_hook && !tasks.empty()) r.liveness = core_.liveness_hook(tasks);
+        } else {
+          r.cursor = ms.back().seq;
+          r.messages = std::move(ms);
+        }
+        done(std::move(r));
+      });
+}
+
+}  // namespace conclave::service

@@ -1,0 +1,30 @@
+// Services: the composition of every use-case service over one Core. The api layer holds a
+// reference and posts each RPC onto the loop that owns it.
+#pragma once
+
+#include <memory>
+
+#include "service/core.h"
+#include "service/messaging_service.h"
+#include "service/task_service.h"
+
+namespace conclave::service {
+
+struct Services {
+  explicit Services(Core& c) : core(c), messaging(c), tasks(c, messaging) {}
+  Core& core;
+  MessagingService messaging;
+  TaskService tasks;
+
+  // Counts for GetStatus.
+  std::map<std::string, int64_t> Counts();
+
+  struct SpendLine {
+    std::string cap;
+    double spent = 0, cap_usd = 0;
+  };
+  // Spend against every configured cap (today's family caps, sessions), for GetStatus.
+  std::vector<SpendLine> SpendLines();
+};
+
+}  // namespace conclave::service

@@ -1,0 +1,156 @@
+#include "store/dispatch_store.h"
+
+namespace conclave::store {
+namespace {
+
+constexpr const char* kSelect =
+    "SELECT id, task_id, target, terminal, profile, family, state, attempt, op_retries, "
+    "coordinator, token, pid, proc_start, created_ms, not_before_ms, started_ms, finished_ms, "
+    "deadline_ms, last_output_ms, timeout_s, budget_usd, exit_code, failure_kind, failure_class, "
+    "fingerprint, evidence, cost_usd, cost_estimated, result, worker_done, review_round "
+    "FROM dispatches";
+
+DispatchRecord ReadRow(const Statement& st) {
+  DispatchRecord d;
+  d.id = st.Int(0);
+  d.task_id = st.Int(1);
+  d.target = st.Text(2);
+  d.terminal = st.Text(3);
+  d.profile = st.Text(4);
+  d.family = st.Text(5);
+  d.state = st.Text(6);
+  d.attempt = static_cast<int>(st.Int(7));
+  d.op_retries = static_cast<int>(st.Int(8));
+  d.coordinator = st.Text(9);
+  d.token = st.Text(10);
+  d.pid = static_cast<int>(st.Int(11));
+  d.proc_start = st.Int(12);
+  d.created_ms = st.Int(13);
+  d.not_before_ms = st.Int(14);
+  d.started_ms = st.Int(15);
+  d.finished_ms = st.Int(16);
+  d.deadline_ms = st.Int(17);
+  d.last_output_ms = st.Int(18);
+  d.timeout_s = static_cast<int>(st.Int(19));
+  d.budget_usd = st.Real(20);
+  d.exit_code = static_cast<int>(st.Int(21));
+  d.failure_kind = st.Text(22);
+  d.failure_class = st.Text(23);
+  d.fingerprint = st.Text(24);
+  d.evidence = st.Text(25);
+  d.cost_usd = st.Real(26);
+  d.cost_estimated = st.Int(27) != 0;
+  d.result = st.Text(28);
+  d.worker_done = st.Int(29) != 0;
+  d.review_round = st.Int(30);
+  return d;
+}
+
+void BindAll(Statement& st, const DispatchRecord& d) {
+  st.Bind(1, d.task_id).Bind(2, d.target).Bind(3, d.terminal).Bind(4, d.profile);
+  st.Bind(5, d.family).Bind(6, d.state).Bind(7, d.attempt).Bind(8, d.op_retries);
+  st.Bind(9, d.coordinator).Bind(10, d.token).Bind(11, d.pid).Bind(12, d.proc_start);
+  st.Bind(13, d.created_ms).Bind(14, d.not_before_ms).Bind(15, d.started_ms);
+  st.Bind(16, d.finished_ms).Bind(17, d.deadline_ms).Bind(18, d.last_output_ms);
+  st.Bind(19, d.timeout_s).Bind(20, d.budget_usd).Bind(21, d.exit_code);
+  st.Bind(22, d.failure_kind).Bind(23, d.failure_class).Bind(24, d.fingerprint);
+  st.Bind(25, d.evidence).Bind(26, d.cost_usd).Bind(27, d.cost_estimated ? 1 : 0);
+  st.Bind(28, d.result).Bind(29, d.worker_done ? 1 : 0).Bind(30, d.review_round);
+}
+
+constexpr const char* kColumns =
+    "task_id, target, terminal, profile, family, state, attempt, op_retries, coordinator, "
+    "token, pid, proc_start, created_ms, not_before_ms, started_ms, finished_ms, deadline_ms, "
+    "last_output_ms, timeout_s, budget_usd, exit_code, failure_kind, failure_class, "
+    "fingerprint, evidence, cost_usd, cost_estimated, result, worker_done, review_round";
+
+}  // namespace
+
+std::optional<DispatchRecord> DispatchStore::Get(int64_t id) {
+  auto st = db_.Prepare(std::string(kSelect) + " WHERE id = ?");
+  st.Bind(1, id);
+  if (!st.Step()) return std::nullopt;
+  return ReadRow(st);
+}
+
+int64_t DispatchStore::Insert(const DispatchRecord& d) {
+  std::string q = "?";
+  for (int i = 1; i < 30; ++i) q += ",?";
+  auto st = db_.Prepare(std::string("INSERT INTO dispatches(") + kColumns + ") VALUES (" + q + ")");
+  BindAll(st, d);
+  st.Run();
+  return db_.LastInsertId();
+}
+
+void DispatchStore::Update(const DispatchRecord& d) {
+  std::string cols = kColumns;
+  std::string sets;
+  size_t start = 0;
+  while (start < cols.size()) {
+    size_t comma = cols.find(',', start);
+    std::string name = cols.substr(start, comma == std::string::npos ? std::string::npos
+                                                                     : comma - start);
+    while (!name.empty() && name.front() == ' ') name.erase(0, 1);
+    sets += (sets.empty() ? "" : ", ") + name + " = ?";
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  auto st = db_.Prepare("UPDATE dispatches SET " + sets + " WHERE id = ?31");
+  BindAll(st, d);
+  st.Bind(31, d.id);
+  st.Run();
+}
+
+std::vector<DispatchRecord> DispatchStore::ForTask(int64_t task_id) {
+  auto st = db_.Prepare(std::string(kSelect) + " WHERE task_id = ? ORDER BY id");
+  st.Bind(1, task_id);
+  std::vector<DispatchRecord> out;
+  while (st.Step()) out.push_back(ReadRow(st));
+  return out;
+}
+
+std::vector<DispatchRecord> DispatchStore::InState(const std::string& state) {
+  auto st = db_.Prepare(std::string(kSelect) + " WHERE state = ? ORDER BY id");
+  st.Bind(1, state);
+  std::vector<DispatchRecord> out;
+  while (st.Step()) out.push_back(ReadRow(st));
+  return out;
+}
+
+std::optional<DispatchRecord> DispatchStore::LatestForTerminal(const std::string& terminal) {
+  auto st = db_.Prepare(std::string(kSelect) + " WHERE terminal = ? ORDER BY id DESC LIMIT 1");
+  st.Bind(1, terminal);
+  if (!st.Step()) return std::nullopt;
+  return ReadRow(st);
+}
+
+int64_t DispatchStore::CountInState(const std::string& state) {
+  auto st = db_.Prepare("SELECT COUNT(*) FROM dispatches WHERE state = ?");
+  st.Bind(1, state);
+  st.Step();
+  return st.Int(0);
+}
+
+int DispatchStore::CountRunningForProfile(const std::string& profile) {
+  auto st = db_.Prepare("SELECT COUNT(*) FROM dispatches WHERE state = 'running' AND profile = ?");
+  st.Bind(1, profile);
+  st.Step();
+  return static_cast<int>(st.Int(0));
+}
+
+double DispatchStore::TaskSpend(int64_t task_id) {
+  auto st = db_.Prepare("SELECT COALESCE(SUM(cost_usd), 0) FROM dispatches WHERE task_id = ?");
+  st.Bind(1, task_id);
+  st.Step();
+  return st.Real(0);
+}
+
+double DispatchStore::FamilySpendSince(const std::string& family, int64_t since_ms) {
+  auto st = db_.Prepare(
+      "SELECT COALESCE(SUM(cost_usd), 0) FROM dispatches WHERE family = ? AND created_ms >= ?");
+  st.Bind(1, family).Bind(2, since_ms);
+  st.Step();
+  return st.Real(0);
+}
+
+}  // namespace conclave::store

@@ -1,0 +1,37 @@
+// GateStore: decision gates — coordinator-owned questions that block a task (or a review)
+// until resolved.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/database.h"
+
+namespace conclave::store {
+
+struct GateRecord {
+  int64_t id = 0;
+  int64_t task_id = 0;
+  int64_t review_id = 0;
+  std::string question;
+  std::string options = "[]";  // JSON array
+  std::string status = "open";  // open | resolved
+  std::string decision;
+  int64_t created_ms = 0, resolved_ms = 0;
+};
+
+class GateStore {
+ public:
+  explicit GateStore(Database& db) : db_(db) {}
+  std::optional<GateRecord> Get(int64_t id);
+  int64_t Insert(const GateRecord& g);
+  void Resolve(int64_t id, const std::string& decision, int64_t when_ms);
+  std::vector<GateRecord> List(bool open_only, int64_t task_id);
+  int64_t CountOpenForTask(int64_t task_id);
+
+ private:
+  Database& db_;
+};
+
+}  // namespace conclave::store

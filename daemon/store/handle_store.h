@@ -1,0 +1,34 @@
+// HandleStore: addressable names. A handle is never reissued: closing marks it closed, and
+// registering a closed name is refused by the service.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/database.h"
+
+namespace conclave::store {
+
+struct HandleRecord {
+  std::string name;
+  std::string kind;  // handle | terminal | coordinator
+  int64_t created_ms = 0;
+  bool closed = false;
+};
+
+class HandleStore {
+ public:
+  explicit HandleStore(Database& db) : db_(db) {}
+
+  std::optional<HandleRecord> Get(const std::string& name);
+  void Insert(const HandleRecord& h);
+  void MarkClosed(const std::string& name);
+  std::vector<HandleRecord> List(bool include_closed);
+  int64_t Count();
+
+ private:
+  Database& db_;
+};
+
+}  // namespace conclave::store

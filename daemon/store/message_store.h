@@ -1,0 +1,40 @@
+// MessageStore: the message log in SQLite. Called only from the service loop thread, inside
+// the commit batcher's transaction for writes. Throws StoreError.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "domain/message.h"
+#include "store/database.h"
+
+namespace conclave::store {
+
+class MessageStore {
+ public:
+  explicit MessageStore(Database& db) : db_(db) {}
+
+  // Inserts the message and sets m.seq.
+  void Insert(domain::MessageRecord& m);
+  std::optional<domain::MessageRecord> Get(int64_t seq);
+
+  // Messages with seq > after_seq matching the filter, oldest first.
+  std::vector<domain::MessageRecord> After(const domain::MessageFilter& filter, int64_t after_seq,
+                                           int limit);
+  // Newest first.
+  std::vector<domain::MessageRecord> Newest(const domain::MessageFilter& filter, int limit);
+  // Unread for a recipient, oldest first; marks them read unless peek.
+  std::vector<domain::MessageRecord> TakeUnread(const std::string& handle,
+                                                const std::vector<std::string>& types, int limit,
+                                                bool peek);
+  int64_t LastSeq();
+  int64_t Count();
+  int64_t CountUnread();
+
+ private:
+  std::vector<domain::MessageRecord> Query(const domain::MessageFilter& filter,
+                                           int64_t after_seq, int limit, bool newest_first);
+  Database& db_;
+};
+
+}  // namespace conclave::store

@@ -1,0 +1,52 @@
+#include "store/migrations.h"
+
+#include "common/clock.h"
+
+namespace conclave::store {
+
+int CurrentSchemaVersion(Database& db) {
+  db.Exec(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+      "name TEXT NOT NULL, applied_ms INTEGER NOT NULL);");
+  auto st = db.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+  st.Step();
+  return static_cast<int>(st.Int(0));
+}
+
+StatusOr<int> ApplyMigrations(Database& db, const std::vector<Migration>& migrations) {
+  int current;
+  try {
+    current = CurrentSchemaVersion(db);
+  } catch (const StoreError& e) {
+    return Internal(std::string("reading schema version: ") + e.what());
+  }
+  int newest = migrations.empty() ? 0 : migrations.back().version;
+  if (current > newest) {
+    return FailedPrecondition("database " + db.path() + " has schema version " +
+                              std::to_string(current) + ", newer than this conclaved knows (" +
+                              std::to_string(newest) +
+                              "); it was written by a newer Conclave — upgrade conclaved or use "
+                              "another --state-dir");
+  }
+  for (const Migration& m : migrations) {
+    if (m.version <= current) continue;
+    try {
+      db.Exec("BEGIN IMMEDIATE");
+      db.Exec(m.sql);
+      db.Prepare("INSERT INTO schema_migrations(version, name, applied_ms) VALUES (?, ?, ?)")
+          .Bind(1, m.version)
+          .Bind(2, m.name)
+          .Bind(3, NowMs())
+          .Run();
+      db.Exec("COMMIT");
+      current = m.version;
+    } catch (const StoreError& e) {
+      try { db.Exec("ROLLBACK"); } catch (const StoreError&) {}
+      return Internal("migration " + std::to_string(m.version) + "_" + m.name +
+                      " failed: " + e.what());
+    }
+  }
+  return current;
+}
+
+}  // namespace conclave::store

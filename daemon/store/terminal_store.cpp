@@ -1,0 +1,56 @@
+#include "store/terminal_store.h"
+
+namespace conclave::store {
+namespace {
+constexpr const char* kSelect =
+    "SELECT handle, profile, cwd, state, active_dispatch, created_ms FROM terminals";
+TerminalRecord ReadRow(const Statement& st) {
+  return TerminalRecord{st.Text(0), st.Text(1), st.Text(2), st.Text(3), st.Int(4), st.Int(5)};
+}
+}  // namespace
+
+std::optional<TerminalRecord> TerminalStore::Get(const std::string& handle) {
+  auto st = db_.Prepare(std::string(kSelect) + " WHERE handle = ?");
+  st.Bind(1, handle);
+  if (!st.Step()) return std::nullopt;
+  return ReadRow(st);
+}
+
+void TerminalStore::Insert(const TerminalRecord& t) {
+  db_.Prepare(
+         "INSERT INTO terminals(handle, profile, cwd, state, active_dispatch, created_ms) "
+         "VALUES (?,?,?,?,?,?)")
+      .Bind(1, t.handle)
+      .Bind(2, t.profile)
+      .Bind(3, t.cwd)
+      .Bind(4, t.state)
+      .Bind(5, t.active_dispatch)
+      .Bind(6, t.created_ms)
+      .Run();
+}
+
+void TerminalStore::SetState(const std::string& handle, const std::string& state,
+                             int64_t active_dispatch) {
+  db_.Prepare("UPDATE terminals SET state = ?, active_dispatch = ? WHERE handle = ?")
+      .Bind(1, state)
+      .Bind(2, active_dispatch)
+      .Bind(3, handle)
+      .Run();
+}
+
+std::vector<TerminalRecord> TerminalStore::List(bool include_closed) {
+  auto st = db_.Prepare(std::string(kSelect) +
+                        (include_closed ? " ORDER BY created_ms, handle"
+                                        : " WHERE state != 'closed' ORDER BY created_ms, handle"));
+  std::vector<TerminalRecord> out;
+  while (st.Step()) out.push_back(ReadRow(st));
+  return out;
+}
+
+int64_t TerminalStore::CountOpen() {
+  auto st = db_.Prepare("SELECT COUNT(*) FROM terminals WHERE state != 'closed'");
+  st.Step();
+  return st.Int(0);
+}
+
+}  // namespace conclave::store

@@ -1,0 +1,432 @@
+// Integration: terminals, tasks and dispatch of briefs to real child processes (the fake
+// worker), supervision, transcripts, redaction, gates and crash recovery.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <set>
+#include <thread>
+
+#include "daemon_fixture.h"
+
+using conclave::testing::DaemonFixture;
+using conclave::testing::RunResult;
+using conclave::testing::WaitFor;
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Starts a daemon with one fake-worker profile "fake" (family "fakefam").
+void StartWithFake(DaemonFixture& d, int max_concurrent = 1) {
+  auto p = d.FakeProfile("fake", "fakefam", max_concurrent);
+  p["env"] = {{"CONCLAVE_CLI", CONCLAVE_BIN}};
+  d.WriteProfile("fake", p);
+  d.Start();
+}
+
+std::string CreateTask(DaemonFixture& d, const std::string& brief,
+                       std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"task", "create", "--brief", "-"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto r = d.CliJson(args, brief);
+  return r["task"]["id"].get<std::string>();
+}
+
+// Waits for the daemon's own worker_done of a task; returns the message.
+json WaitDone(DaemonFixture& d, const std::string& task, int64_t timeout_ms = 30000) {
+  std::string after = "0";
+  for (;;) {
+    auto r = d.CliJson({"wait", "--task", task, "--types", "worker_done", "--after", after,
+                        "--timeout-ms", std::to_string(timeout_ms)});
+    REQUIRE(!r["messages"].empty());
+    for (const auto& m : r["messages"]) {
+      if (m["from"] == "conclaved") return m;
+    }
+    after = r["cursor"].get<std::string>();
+  }
+}
+
+json Payload(const json& m) { return json::parse(m["payload_json"].get<std::string>()); }
+
+bool ProcessGone(pid_t pid) {
+  if (kill(pid, 0) != 0) return true;
+  // A zombie is gone for our purposes only once reaped; read its state.
+  std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(st, line);
+  auto close = line.rfind(')');
+  return close != std::string::npos && line.size() > close + 2 && line[close + 2] == 'Z';
+}
+
+}  // namespace
+
+TEST_CASE("profiles load, and an invalid one is reported with file and field", "[dispatch]") {
+  DaemonFixture d;
+  d.WriteProfile("good", d.FakeProfile("good", "fam"));
+  auto bad = d.FakeProfile("bad", "fam");
+  bad["timeout_s"] = "soon";
+  d.WriteProfile("bad", bad);
+  d.WriteFile("profiles/broken.json", "{ not json");
+  d.Start();
+  auto r = d.CliJson({"profile", "list"});
+  REQUIRE(r["profiles"].size() == 1);
+  CHECK(r["profiles"][0]["name"] == "good");
+  REQUIRE(r["errors"].size() == 2);
+  bool saw_field = false;
+  for (const auto& e : r["errors"]) {
+    if (e["file"].get<std::string>().find("bad.json") != std::string::npos) {
+      CHECK(e["field"] == "timeout_s");
+      saw_field = true;
+    }
+  }
+  CHECK(saw_field);
+}
+
+TEST_CASE("a dispatch runs the worker, emits dispatch and worker_done, and completes the task",
+          "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  auto t = d.CliJson({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  CHECK(t["state"] == "idle");
+  CHECK(t["family"] == "fakefam");
+  std::string id = CreateTask(d, "do the thing\nFAKE: print-env CONCLAVE_TASK_ID\n"
+                                 "FAKE: print-env CONCLAVE_TERMINAL_HANDLE\n",
+                              {"--title", "thing", "--role", "tester"});
+  auto disp = d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+  CHECK(disp["state"] == "running");
+  CHECK(disp["terminal"] == "w1");
+  auto done = WaitDone(d, id);
+  auto p = Payload(done);
+  CHECK(p["outcome"] == "succeeded");
+  CHECK(p["exit_code"] == 0);
+  CHECK(p["task_status"] == "completed");
+  CHECK(p["result"]["contract"]["ok"] == true);
+  CHECK(p["result"]["contract"]["status"] == "PASS");
+  std::string text = p["result"]["text"].get<std::string>();
+  CHECK(text.find("CONCLAVE_TASK_ID=" + id) != std::string::npos);
+  CHECK(text.find("CONCLAVE_TERMINAL_HANDLE=w1") != std::string::npos);
+  auto ev = d.CliJson({"inbox", "--task", id, "--types", "dispatch"});
+  CHECK(ev["messages"].size() == 1);
+  auto show = d.CliJson({"task", "show", id});
+  CHECK(show["task"]["status"] == "completed");
+  REQUIRE(show["dispatches"].size() == 1);
+  CHECK(show["dispatches"][0]["state"] == "succeeded");
+  CHECK(d.CliJson({"terminal", "show", "w1"})["state"] == "idle");
+  // The transcript is readable from a byte cursor.
+  auto tr = d.CliJson({"terminal", "read", "w1"});
+  CHECK(tr["eof"] == true);
+  RunResult human = d.Cli({"terminal", "read", "w1", "--cursor", "5"});
+  CHECK(human.out.find("SUMMARY") != std::string::npos);
+}
+
+TEST_CASE("a missing contract section is a contract violation", "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  std::string id = CreateTask(d, "FAKE: no-contract\nFAKE: print SUMMARY: PASS only this\n");
+  d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+  auto p = Payload(WaitDone(d, id));
+  CHECK(p["outcome"] == "failed");
+  CHECK(p["failure_kind"] == "contract_violation");
+  CHECK(p["failure_class"] == "counted");
+  CHECK(p["evidence"].get<std::string>().find("EVIDENCE") != std::string::npos);
+  CHECK(p["task_status"] == "ready");  // below the breaker threshold it may be re-dispatched
+}
+
+TEST_CASE("written != persisted: a writer's claimed change must exist and differ from HEAD",
+          "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  std::string repo = d.dir() + "/repo";
+  std::filesystem::create_directories(repo);
+  REQUIRE(conclave::testing::RunProgram({"/usr/bin/git", "-C", repo, "init", "-q"}).exit_code == 0);
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", repo});
+  std::string liar = CreateTask(d, "FAKE: changes src/never_written.cpp\n", {"--role", "writer"});
+  d.CliJson({"dispatch", "--task", liar, "--to", "w1"});
+  auto p = Payload(WaitDone(d, liar));
+  CHECK(p["failure_kind"] == "claim_not_persisted");
+  CHECK(p["evidence"].get<std::string>().find("never_written.cpp") != std::string::npos);
+
+  std::string honest = CreateTask(d, "FAKE: write made.txt hello\nFAKE: changes made.txt\n",
+                                  {"--role", "writer"});
+  d.CliJson({"dispatch", "--task", honest, "--to", "w1"});
+  CHECK(Payload(WaitDone(d, honest))["outcome"] == "succeeded");
+}
+
+TEST_CASE("dispatches queue when every terminal is busy and start in order", "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d, 2);
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "a", "--cwd", d.dir()});
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "b", "--cwd", d.dir()});
+  std::string gate = d.dir() + "/go";
+  // Workers wait for a file so the test controls when they finish.
+  std::string brief = "FAKE: sleep 300\n";
+  std::vector<std::string> ids;
+  for (int i = 0; i < 4; ++i) ids.push_back(CreateTask(d, brief + "n" + std::to_string(i)));
+  std::vector<json> disp;
+  for (const auto& id : ids) disp.push_back(d.CliJson({"dispatch", "--task", id, "--to", "@profile:fake"}));
+  CHECK(disp[0]["state"] == "running");
+  CHECK(disp[1]["state"] == "running");
+  CHECK(disp[2]["state"] == "queued");
+  CHECK(disp[3]["state"] == "queued");
+  CHECK(disp[2]["terminal"] == "");
+  for (const auto& id : ids) CHECK(Payload(WaitDone(d, id))["outcome"] == "succeeded");
+  // Queued ones started in order: dispatch 3 started no later than dispatch 4.
+  auto s3 = d.CliJson({"task", "show", ids[2]})["dispatches"][0];
+  auto s4 = d.CliJson({"task", "show", ids[3]})["dispatches"][0];
+  CHECK(std::stoll(s3["started_unix_ms"].get<std::string>()) <=
+        std::stoll(s4["started_unix_ms"].get<std::string>()));
+  // A single terminal with a direct handle queues too.
+  std::string x = CreateTask(d, "FAKE: sleep 200\n");
+  std::string y = CreateTask(d, "quick\n");
+  CHECK(d.CliJson({"dispatch", "--task", x, "--to", "a"})["state"] == "running");
+  CHECK(d.CliJson({"dispatch", "--task", y, "--to", "a"})["state"] == "queued");
+  CHECK(Payload(WaitDone(d, y))["outcome"] == "succeeded");
+}
+
+TEST_CASE("group addresses resolve against terminals", "[dispatch]") {
+  DaemonFixture d;
+  d.WriteProfile("p1", d.FakeProfile("p1", "famA"));
+  d.WriteProfile("p2", d.FakeProfile("p2", "famB"));
+  d.Start();
+  std::string wt = d.dir() + "/wt";
+  std::filesystem::create_directories(wt);
+  d.Cli({"terminal", "create", "--profile", "p1", "--handle", "t1", "--cwd", wt});
+  d.Cli({"terminal", "create", "--profile", "p2", "--handle", "t2", "--cwd", d.dir()});
+  auto to = [&](const std::string& addr) {
+    std::set<std::string> out;
+    json sent = d.CliJson({"send", "--to", addr, "--type", "status"});
+    for (const auto& m : sent["messages"]) {
+      out.insert(m["to"].get<std::string>());
+    }
+    return out;
+  };
+  CHECK(to("@family:famA") == std::set<std::string>{"t1"});
+  CHECK(to("@profile:p2") == std::set<std::string>{"t2"});
+  CHECK(to("@worktree:" + wt) == std::set<std::string>{"t1"});
+  CHECK(to("@idle") == std::set<std::string>{"t1", "t2"});
+  // A closed handle is never reissued and no longer addressable.
+  CHECK(d.CliJson({"terminal", "close", "t2"})["state"] == "closed");
+  RunResult again = d.Cli({"terminal", "create", "--profile", "p2", "--handle", "t2"});
+  CHECK(again.exit_code == 1);
+  CHECK(again.err.find("never reissued") != std::string::npos);
+  CHECK(d.Cli({"send", "--to", "t2", "--type", "status"}).exit_code == 1);
+}
+
+TEST_CASE("hard timeout kills the whole process tree, leaving no survivors", "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  std::string pidfile = d.dir() + "/grandchild.pid";
+  std::string id = CreateTask(d, "FAKE: grandchild " + pidfile + "\nFAKE: hang stubborn\n");
+  d.CliJson({"dispatch", "--task", id, "--to", "w1", "--timeout-s", "1"});
+  auto p = Payload(WaitDone(d, id));
+  CHECK(p["failure_kind"] == "timeout");
+  CHECK(p["failure_class"] == "operational");
+  CHECK(p["state"] == "timed_out");
+  pid_t grandchild = 0;
+  std::ifstream(pidfile) >> grandchild;
+  REQUIRE(grandchild > 0);
+  CHECK(WaitFor([&] { return ProcessGone(grandchild); }, 5s));
+  auto show = d.CliJson({"task", "show", id});
+  pid_t worker = show["dispatches"][0]["pid"].get<int>();
+  REQUIRE(worker > 0);
+  CHECK(ProcessGone(worker));
+  // An operational failure retries by itself: a second attempt is queued or ran.
+  CHECK(show["dispatches"].size() >= 2);
+  d.CliJson({"task", "cancel", id});
+}
+
+TEST_CASE("megabytes of output are handled with bounded memory and a full transcript",
+          "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  std::string id = CreateTask(d, "FAKE: spew 6000000\n");
+  d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+  auto m = WaitDone(d, id);
+  auto p = Payload(m);
+  CHECK(p["outcome"] == "succeeded");
+  CHECK(p["result"]["stdout_bytes"].get<int64_t>() > 6000000);
+  CHECK(p["result"]["text"].get<std::string>().size() < 100 * 1024);  // bounded
+  auto size = std::filesystem::file_size(d.state_dir() + "/dispatches/" +
+                                         m["dispatch_id"].get<std::string>() + "/transcript.log");
+  CHECK(size > 6000000);
+}
+
+TEST_CASE("secrets are redacted from the transcript and the stored result", "[dispatch]") {
+  DaemonFixture d;
+  std::string secret_file = d.WriteFile("secret.txt", "sk-TEST-abcdef0123456789\n");
+  auto p = d.FakeProfile("fake", "fakefam");
+  p["env"] = {{"FAKE_API_KEY", "${file:" + secret_file + "}"}};
+  d.WriteProfile("fake", p);
+  d.Start();
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  std::string id = CreateTask(d, "FAKE: print-env FAKE_API_KEY\nFAKE: print-env CONCLAVE_DISPATCH_TOKEN\n");
+  d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+  auto m = WaitDone(d, id);
+  std::string all = m.dump();
+  CHECK(all.find("sk-TEST-abcdef0123456789") == std::string::npos);
+  CHECK(all.find("FAKE_API_KEY=[REDACTED]") != std::string::npos);
+  CHECK(all.find("CONCLAVE_DISPATCH_TOKEN=[REDACTED]") != std::string::npos);
+  RunResult tr = d.Cli({"terminal", "read", "w1"});
+  CHECK(tr.out.find("sk-TEST") == std::string::npos);
+  CHECK(tr.out.find("[REDACTED]") != std::string::npos);
+  // Nowhere in the database either.
+  RunResult grep = conclave::testing::RunProgram(
+      {"/usr/bin/grep", "-c", "sk-TEST-abcdef", d.state_dir() + "/conclave.db"});
+  CHECK(grep.out.find("0") == 0);
+}
+
+TEST_CASE("a worker reports worker_done itself with its token, once; a wrong token is refused",
+          "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  std::string id = CreateTask(d, "FAKE: send-done\nFAKE: send-done\n");
+  d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+  auto done = WaitDone(d, id);
+  auto p = Payload(done);
+  CHECK(p["outcome"] == "succeeded");
+  std::string text = p["result"]["text"].get<std::string>();
+  CHECK(text.find("send-done exit 0") != std::string::npos);
+  CHECK(text.find("send-done exit 1") != std::string::npos);  // the second is refused
+  auto reports = d.CliJson({"inbox", "--task", id, "--types", "worker_done", "--from", "w1"});
+  REQUIRE(reports["messages"].size() == 1);
+  CHECK(reports["messages"][0]["to"] == "coordinator");
+  // A forged report for a finished dispatch is refused with PERMISSION_DENIED.
+  RunResult forged = d.Cli({"send", "--type", "worker_done", "--to", "coordinator", "--dispatch",
+                            done["dispatch_id"].get<std::string>(), "--token", "0000"});
+  CHECK(forged.exit_code == 1);
+  CHECK(forged.err.find("permission denied") != std::string::npos);
+  auto refusals = d.CliJson({"inbox", "--types", "escalation"});
+  CHECK(!refusals["messages"].empty());
+}
+
+TEST_CASE("dependencies: pending until deps complete; unknown deps refused", "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  std::string a = CreateTask(d, "first\n");
+  std::string b = CreateTask(d, "second\n", {"--deps", a});
+  CHECK(d.CliJson({"task", "show", b})["task"]["status"] == "pending");
+  RunResult early = d.Cli({"dispatch", "--task", b, "--to", "w1"});
+  CHECK(early.exit_code == 1);
+  CHECK(early.err.find("pending") != std::string::npos);
+  RunResult unknown = d.Cli({"task", "create", "--brief", "-", "--deps", "999"}, "x");
+  CHECK(unknown.exit_code == 1);
+  CHECK(unknown.err.find("999") != std::string::npos);
+  d.CliJson({"dispatch", "--task", a, "--to", "w1"});
+  WaitDone(d, a);
+  CHECK(d.CliJson({"task", "show", b})["task"]["status"] == "ready");
+}
+
+TEST_CASE("re-running a coordinator script with idempotency keys resumes a 3-task DAG",
+          "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  std::string counter = d.dir() + "/runs";
+  auto script = [&] {
+    std::string a = d.CliJson({"task", "create", "--brief", "-", "--key", "dag-a"},
+                              "FAKE: count " + counter + "\n")["task"]["id"];
+    std::string b = d.CliJson({"task", "create", "--brief", "-", "--key", "dag-b", "--deps", a},
+                              "FAKE: count " + counter + "\n")["task"]["id"];
+    std::string c = d.CliJson({"task", "create", "--brief", "-", "--key", "dag-c", "--deps", b},
+                              "FAKE: count " + counter + "\n")["task"]["id"];
+    for (const auto& id : {a, b, c}) {
+      auto st = d.CliJson({"task", "show", id})["task"]["status"];
+      if (st == "ready") d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+      if (st != "completed") WaitDone(d, id);
+    }
+    return std::vector<std::string>{a, b, c};
+  };
+  auto first = script();
+  auto second = script();
+  CHECK(first == second);
+  int runs = 0;
+  std::ifstream(counter) >> runs;
+  CHECK(runs == 3);  // nothing ran twice
+  auto again = d.CliJson({"task", "create", "--brief", "-", "--key", "dag-c"}, "ignored");
+  CHECK(again["existing"] == true);
+  CHECK(again["task"]["status"] == "completed");
+  CHECK(!again["task"]["result_json"].get<std::string>().empty());
+}
+
+TEST_CASE("kill -9 of the daemon mid-run: survivors stopped, dispatch interrupted and re-run",
+          "[dispatch][crash]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  std::string marker = d.dir() + "/hung.pid";
+  std::string done_id = CreateTask(d, "quick one\n");
+  d.CliJson({"dispatch", "--task", done_id, "--to", "w1"});
+  WaitDone(d, done_id);
+  std::string id = CreateTask(d, "FAKE: hang-once " + marker + "\n");
+  d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+  REQUIRE(WaitFor([&] { return std::filesystem::exists(marker) &&
+                               std::filesystem::file_size(marker) > 0; }, 10s));
+  pid_t hung = 0;
+  std::ifstream(marker) >> hung;
+  REQUIRE(hung > 0);
+  d.Kill();
+  CHECK(!ProcessGone(hung));  // the worker outlived the daemon
+  d.Start();
+  CHECK(WaitFor([&] { return ProcessGone(hung); }, 10s));
+  auto p = Payload(WaitDone(d, id));
+  CHECK(p["outcome"] == "succeeded");
+  auto show = d.CliJson({"task", "show", id});
+  REQUIRE(show["dispatches"].size() == 2);
+  CHECK(show["dispatches"][0]["state"] == "interrupted");
+  CHECK(show["dispatches"][0]["failure_class"] == "operational");
+  CHECK(show["dispatches"][1]["state"] == "succeeded");
+  // The task completed before the crash is intact and was not re-run.
+  auto earlier = d.CliJson({"task", "show", done_id});
+  CHECK(earlier["task"]["status"] == "completed");
+  CHECK(earlier["dispatches"].size() == 1);
+  CHECK(d.CliJson({"task", "list"})["tasks"].size() == 2);
+}
+
+TEST_CASE("decision gates block a task until resolved", "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  std::string id = CreateTask(d, "needs a decision\n");
+  auto g = d.CliJson({"gate", "create", "--task", id, "--question", "ship it?", "--options",
+                      "yes,no"});
+  CHECK(d.CliJson({"task", "show", id})["task"]["status"] == "blocked");
+  auto msg = d.CliJson({"inbox", "--types", "decision_gate"});
+  REQUIRE(msg["messages"].size() == 1);
+  RunResult refused = d.Cli({"dispatch", "--task", id, "--to", "w1"});
+  CHECK(refused.exit_code == 1);
+  CHECK(refused.err.find("gate") != std::string::npos);
+  RunResult wrong = d.Cli({"gate", "resolve", g["id"].get<std::string>(), "--decision", "maybe"});
+  CHECK(wrong.exit_code == 1);
+  d.CliJson({"gate", "resolve", g["id"].get<std::string>(), "--decision", "yes"});
+  CHECK(d.CliJson({"task", "show", id})["task"]["status"] == "ready");
+  CHECK(d.CliJson({"gate", "list", "--open"})["gates"].empty());
+}
+
+TEST_CASE("cancelling a task kills its running dispatch", "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  std::string marker = d.dir() + "/c.pid";
+  std::string id = CreateTask(d, "FAKE: hang-once " + marker + "\n");
+  d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+  REQUIRE(WaitFor([&] { return std::filesystem::exists(marker) &&
+                               std::filesystem::file_size(marker) > 0; }, 10s));
+  pid_t pid = 0;
+  std::ifstream(marker) >> pid;
+  CHECK(d.CliJson({"task", "cancel", id})["status"] == "cancelled");
+  CHECK(WaitFor([&] { return ProcessGone(pid); }, 10s));
+  auto done = Payload(WaitDone(d, id));
+  CHECK(done["failure_kind"] == "cancelled");
+  CHECK(WaitFor([&] { return d.CliJson({"terminal", "show", "w1"})["state"] == "idle"; }, 5s));
+}

@@ -1,0 +1,158 @@
+// fake_worker: a scriptable stand-in for a model CLI, driven by "FAKE: <verb> <args>" lines
+// in the brief it reads from stdin (or the last argument). Verbs run in order:
+//   print TEXT          print a line on stdout        stderr TEXT   a line on stderr
+//   sleep MS            sleep                         hang          sleep forever (ignores SIGTERM
+//                                                                   with "hang stubborn")
+//   spew BYTES          print BYTES of filler         cost USD      print "conclave-cost-usd: USD"
+//   grandchild PIDFILE  fork a sleeping grandchild in the same group, write its pid
+//   write FILE TEXT     write TEXT to FILE (relative to cwd)
+//   changes FILE        list FILE under CHANGES       status S      PASS (default) | FAIL | BLOCKED
+//   blockers TEXT       the BLOCKERS section          no-contract   omit the contract sections
+//   print-env NAME      print the value of an env var (to test redaction)
+//   send-done           run `$CONCLAVE_CLI send --type worker_done --subject done` itself
+//   exit N              exit with N now (after flushing the contract if any was printed)
+//   fail-until N FILE   exit 3 with "transient" on stderr for the first N runs (counter in FILE)
+//   count FILE          increment the counter in FILE
+//   hang-once FILE      hang on the first run (writes its pid to FILE), go on in later runs
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+int Bump(const std::string& file) {
+  int n = 0;
+  std::ifstream(file) >> n;
+  std::ofstream(file) << n + 1;
+  return n + 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string brief;
+  if (argc > 1) {
+    brief = argv[argc - 1];
+  } else {
+    brief.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
+  std::string status = "PASS", blockers = "none";
+  std::vector<std::string> changes;
+  bool contract = true;
+  int exit_code = 0;
+  std::istringstream lines(brief);
+  std::string line;
+  while (std::getline(lines, line)) {
+    auto pos = line.find("FAKE:");
+    if (pos == std::string::npos) continue;
+    std::istringstream cmd(line.substr(pos + 5));
+    std::string verb;
+    cmd >> verb;
+    std::string rest;
+    std::getline(cmd, rest);
+    if (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
+    if (verb == "print") {
+      std::cout << rest << std::endl;
+    } else if (verb == "stderr") {
+      std::cerr << rest << std::endl;
+    } else if (verb == "sleep") {
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::atoll(rest.c_str())));
+    } else if (verb == "hang") {
+      if (rest == "stubborn") signal(SIGTERM, SIG_IGN);
+      for (;;) pause();
+    } else if (verb == "spew") {
+      long long n = std::atoll(rest.c_str());
+      std::string chunk(8191, 'x');
+      chunk += '\n';
+      while (n > 0) {
+        std::cout.write(chunk.data(), std::min<long long>(n, 8192));
+        n -= 8192;
+      }
+      std::cout << std::endl;
+    } else if (verb == "cost") {
+      std::cout << "conclave-cost-usd: " << rest << std::endl;
+    } else if (verb == "grandchild") {
+      pid_t p = fork();
+      if (p == 0) {
+        signal(SIGTERM, SIG_IGN);  // only SIGKILL of the group ends it
+        for (;;) pause();
+      }
+      std::ofstream(rest) << p;
+    } else if (verb == "write") {
+      std::istringstream w(rest);
+      std::string file, text;
+      w >> file;
+      std::getline(w, text);
+      std::ofstream(file) << text << "\n";
+    } else if (verb == "changes") {
+      changes.push_back(rest);
+    } else if (verb == "status") {
+      status = rest;
+    } else if (verb == "blockers") {
+      blockers = rest;
+    } else if (verb == "no-contract") {
+      contract = false;
+    } else if (verb == "print-env") {
+      const char* v = std::getenv(rest.c_str());
+      std::cout << rest << "=" << (v ? v : "") << std::endl;
+    } else if (verb == "send-done") {
+      const char* cli = std::getenv("CONCLAVE_CLI");
+      if (!cli) {
+        std::cerr << "CONCLAVE_CLI not set" << std::endl;
+        return 9;
+      }
+      pid_t p = fork();
+      if (p == 0) {
+        execl(cli, cli, "send", "--type", "worker_done", "--subject", "fake worker done",
+              "--body", "reported by the worker itself", static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      int st = 0;
+      waitpid(p, &st, 0);
+      std::cout << "send-done exit " << (WIFEXITED(st) ? WEXITSTATUS(st) : -1) << std::endl;
+    } else if (verb == "exit") {
+      exit_code = std::atoi(rest.c_str());
+      contract = false;
+      break;
+    } else if (verb == "fail-until") {
+      std::istringstream w(rest);
+      int n = 0;
+      std::string file;
+      w >> n >> file;
+      if (Bump(file) <= n) {
+        std::cerr << "transient failure" << std::endl;
+        return 3;
+      }
+    } else if (verb == "hang-once") {
+      // First run: create the marker and hang (to be killed); later runs go on.
+      if (!std::ifstream(rest)) {
+        std::ofstream(rest) << getpid();
+        std::cout << "hanging once" << std::endl;
+        for (;;) pause();
+      }
+    } else if (verb == "count") {
+      Bump(rest);
+    }
+  }
+  if (contract) {
+    std::cout << "SUMMARY: " << status << " fake worker finished\n"
+              << "EVIDENCE: ran the fake worker\n"
+              << "CHANGES:\n";
+    if (changes.empty()) std::cout << "none\n";
+    for (const auto& c : changes) std::cout << "- " << c << ": changed\n";
+    std::cout << "RISKS: none\n"
+              << "BLOCKERS: " << blockers << "\n";
+  }
+  std::cout.flush();
+  return exit_code;
+}
