@@ -13,6 +13,7 @@
 //   exit N              exit with N now (after flushing the contract if any was printed)
 //   fail-until N FILE   exit 3 with "transient" on stderr for the first N runs (counter in FILE)
 //   count FILE          increment the counter in FILE
+//   sequence FILE s1|s2 the Nth run takes step sN (ok, fail:MSG, exit:N:MSG, hang, json:TEXT)
 //   hang-once FILE      hang on the first run (writes its pid to FILE), go on in later runs
 #include <signal.h>
 #include <sys/wait.h>
@@ -139,6 +140,35 @@ int main(int argc, char** argv) {
         std::ofstream(rest) << getpid();
         std::cout << "hanging once" << std::endl;
         for (;;) pause();
+      }
+    } else if (verb == "sequence") {
+      // sequence FILE step1|step2|...: the Nth run takes step N (the last repeats).
+      //   ok | fail:MSG (contract FAIL) | exit:N:MSG (MSG on stderr, exit N) | hang | json:TEXT
+      std::istringstream w(rest);
+      std::string file, steps;
+      w >> file;
+      std::getline(w, steps);
+      if (!steps.empty() && steps[0] == ' ') steps.erase(0, 1);
+      std::vector<std::string> list;
+      std::string item;
+      std::istringstream split(steps);
+      while (std::getline(split, item, '|')) list.push_back(item);
+      int n = Bump(file);
+      std::string step = list.empty() ? "ok" : list[std::min<size_t>(n, list.size()) - 1];
+      if (step.rfind("fail:", 0) == 0) {
+        status = "FAIL";
+        // Volatile details (pid, address) differ per run; the fingerprint must not.
+        blockers = step.substr(5) + " (pid " + std::to_string(getpid()) + " at 0x7ffd" +
+                   std::to_string(getpid() * 7919 % 100000) + ")";
+      } else if (step.rfind("exit:", 0) == 0) {
+        auto colon = step.find(':', 5);
+        std::cerr << step.substr(colon + 1) << " [pid " << getpid() << "]" << std::endl;
+        return std::atoi(step.substr(5, colon - 5).c_str());
+      } else if (step == "hang") {
+        for (;;) pause();
+      } else if (step.rfind("json:", 0) == 0) {
+        std::cout << step.substr(5) << std::endl;
+        contract = false;
       }
     } else if (verb == "count") {
       Bump(rest);

@@ -1,0 +1,166 @@
+// Integration: the failure policy — counted vs operational failures, the 5-same-fingerprint
+// circuit breaker, re-plans, rate-limit cooldowns and budget caps, through a real daemon.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <set>
+
+#include "daemon_fixture.h"
+
+using conclave::testing::DaemonFixture;
+using conclave::testing::RunResult;
+using conclave::testing::WaitFor;
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+void Start(DaemonFixture& d, json extra_config = json::object()) {
+  json cfg = {{"retry", {{"base_ms", 50}, {"max_ms", 200}, {"max_attempts", 4}}}};
+  cfg.update(extra_config);
+  std::string path = d.WriteFile("config.json", cfg.dump());
+  d.WriteProfile("fake", d.FakeProfile("fake", "fakefam"));
+  d.WriteProfile("other", d.FakeProfile("other", "otherfam"));
+  d.Start({"--config", path});
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  d.Cli({"terminal", "create", "--profile", "other", "--handle", "w2", "--cwd", d.dir()});
+}
+
+std::string Task(DaemonFixture& d, const std::string& brief, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"task", "create", "--brief", "-"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return d.CliJson(args, brief)["task"]["id"].get<std::string>();
+}
+
+json Show(DaemonFixture& d, const std::string& id) { return d.CliJson({"task", "show", id}); }
+
+// Waits until the task reaches one of the statuses.
+json WaitStatus(DaemonFixture& d, const std::string& id, std::set<std::string> want) {
+  json last;
+  bool ok = WaitFor(
+      [&] {
+        last = Show(d, id);
+        return want.count(last["task"]["status"].get<std::string>()) > 0;
+      },
+      60s);
+  INFO(last.dump(1));
+  REQUIRE(ok);
+  return last;
+}
+
+}  // namespace
+
+TEST_CASE("five identical counted failures open the breaker; a sixth dispatch is refused",
+          "[failure]") {
+  DaemonFixture d;
+  Start(d);
+  std::string seq = d.dir() + "/seq";
+  std::string id = Task(d, "FAKE: sequence " + seq + " fail:test_parse failed in parser.cpp line 42\n",
+                        {"--auto-retry", "10", "--hypothesis", "the tokenizer drops quotes"});
+  d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+  json t = WaitStatus(d, id, {"blocked"});
+  CHECK(t["task"]["blocked_reason"] == "circuit_open");
+  REQUIRE(t["dispatches"].size() == 5);
+  std::string fp = t["dispatches"][0]["fingerprint"];
+  CHECK(!fp.empty());
+  for (const auto& a : t["dispatches"]) {
+    CHECK(a["failure_class"] == "counted");
+    CHECK(a["fingerprint"] == fp);       // pids and addresses differ; the cause does not
+    CHECK(a["terminal"] == "w1");        // attempts stay on the same terminal
+  }
+  auto esc = d.CliJson({"inbox", "--task", id, "--types", "escalation"});
+  REQUIRE(!esc["messages"].empty());
+  CHECK(esc["messages"][0]["priority"] == "urgent");
+  json payload = json::parse(esc["messages"][0]["payload_json"].get<std::string>());
+  CHECK(payload["fingerprint"] == fp);
+  CHECK(payload["consecutive"] == 5);
+  CHECK(payload["attempts"].size() == 5);
+  CHECK(payload["hypothesis"] == "the tokenizer drops quotes");
+  RunResult sixth = d.Cli({"dispatch", "--task", id, "--to", "w1"});
+  CHECK(sixth.exit_code == 1);
+  CHECK(sixth.err.find("failed precondition") != std::string::npos);
+  CHECK(sixth.err.find("re-plan") != std::string::npos);
+  // Moving to another model is not a re-plan.
+  CHECK(d.Cli({"dispatch", "--task", id, "--to", "w2"}).exit_code == 1);
+  d.CliJson({"task", "update", id, "--title", "renamed"});
+  CHECK(Show(d, id)["task"]["status"] == "blocked");
+  // A changed hypothesis is: the breaker closes and the task can run again.
+  d.CliJson({"task", "update", id, "--hypothesis", "the lexer, not the tokenizer"});
+  json after = Show(d, id);
+  CHECK(after["task"]["status"] == "ready");
+  CHECK(after["task"]["breaker_count"] == 0);
+  CHECK(d.Cli({"dispatch", "--task", id, "--to", "w1"}).exit_code == 0);
+  d.CliJson({"task", "cancel", id});
+}
+
+TEST_CASE("a different fingerprint in between resets the consecutive count", "[failure]") {
+  DaemonFixture d;
+  Start(d);
+  std::string seq = d.dir() + "/seq";
+  // A A A B A A A A A: the breaker opens only at the 5th A after B (9 attempts).
+  std::string steps = "fail:assert x == 1|fail:assert x == 1|fail:assert x == 1|"
+                      "fail:segfault in alloc|fail:assert x == 1";
+  std::string id = Task(d, "FAKE: sequence " + seq + " " + steps + "\n", {"--auto-retry", "20"});
+  d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+  json t = WaitStatus(d, id, {"blocked"});
+  CHECK(t["dispatches"].size() == 9);
+  CHECK(t["dispatches"][2]["fingerprint"] == t["dispatches"][0]["fingerprint"]);
+  CHECK(t["dispatches"][3]["fingerprint"] != t["dispatches"][0]["fingerprint"]);
+  CHECK(t["dispatches"][8]["fingerprint"] == t["dispatches"][0]["fingerprint"]);
+}
+
+TEST_CASE("an operational failure in between neither counts nor resets", "[failure]") {
+  DaemonFixture d;
+  Start(d);
+  std::string seq = d.dir() + "/seq";
+  // A A (hang → timeout, operational, retried by the daemon) A A A → open after 6 attempts.
+  std::string steps = "fail:lint error E501|fail:lint error E501|hang|fail:lint error E501";
+  std::string id = Task(d, "FAKE: sequence " + seq + " " + steps + "\n", {"--auto-retry", "20"});
+  d.CliJson({"dispatch", "--task", id, "--to", "w1", "--timeout-s", "1"});
+  json t = WaitStatus(d, id, {"blocked"});
+  REQUIRE(t["dispatches"].size() == 6);
+  CHECK(t["dispatches"][2]["failure_kind"] == "timeout");
+  CHECK(t["dispatches"][2]["failure_class"] == "operational");
+  CHECK(t["dispatches"][2]["fingerprint"] == "");
+  CHECK(t["task"]["breaker_count"] == 5);
+}
+
+TEST_CASE("operational failures retry with backoff, bounded, then escalate", "[failure]") {
+  DaemonFixture d;
+  Start(d);
+  std::string seq = d.dir() + "/seq";
+  std::string id = Task(d, "FAKE: sequence " + seq + " hang\n");
+  d.CliJson({"dispatch", "--task", id, "--to", "w1", "--timeout-s", "1"});
+  json t = WaitStatus(d, id, {"failed"});
+  CHECK(t["dispatches"].size() == 4);  // max_attempts counts the first try
+  for (const auto& a : t["dispatches"]) CHECK(a["failure_kind"] == "timeout");
+  // Retries waited for their backoff.
+  for (size_t i = 1; i < t["dispatches"].size(); ++i) {
+    CHECK(std::stoll(t["dispatches"][i]["not_before_unix_ms"].get<std::string>()) > 0);
+  }
+  auto esc = d.CliJson({"inbox", "--task", id, "--types", "escalation"});
+  CHECK(!esc["messages"].empty());
+}
+
+TEST_CASE("budget caps: a spent task cap refuses the next dispatch; a run past its cap stops",
+          "[failure]") {
+  DaemonFixture d;
+  Start(d);
+  std::string id = Task(d, "FAKE: cost 0.60\nFAKE: status FAIL\nFAKE: blockers flaky\n",
+                        {"--budget-usd", "0.5"});
+  d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+  json t = WaitStatus(d, id, {"ready"});
+  CHECK(t["task"]["spent_usd"].get<double>() == Approx(0.60));
+  RunResult refused = d.Cli({"dispatch", "--task", id, "--to", "w1"});
+  CHECK(refused.exit_code == 1);
+  CHECK(refused.err.find("resource exhausted") != std::string::npos);
+  CHECK(refused.err.find("per-task cap") != std::string::npos);
+
+  std::string over = Task(d, "FAKE: cost 0.25\nFAKE: hang\n");
+  d.CliJson({"dispatch", "--task", over, "--to", "w1", "--budget-usd", "0.10"});
+  json o = WaitStatus(d, over, {"failed"});
+  CHECK(o["dispatches"][0]["failure_kind"] == "budget_exceeded");
+  CHECK(o["dispatches"][0]["cost_usd"].get<double>() == Approx(0.25));
+  auto status = d.CliJson({"status"});
+  CHECK(status.dump().find("spend") != std::string::npos);
+}
