@@ -9,6 +9,7 @@ namespace conclave::client {
 
 void AddMessagingCommands(CLI::App& app, Options& opts, int* rc);
 void AddTaskCommands(CLI::App& app, Options& opts, int* rc);
+void AddReviewCommands(CLI::App& app, Options& opts, int* rc);
 
 // Reads a file, or stdin for "-". Returns false (and prints why) on failure.
 bool ReadInput(const std::string& path, std::string* out);

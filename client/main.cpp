@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   int rc = kExitOk;
   AddMessagingCommands(app, opts, &rc);
   AddTaskCommands(app, opts, &rc);
+  AddReviewCommands(app, opts, &rc);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -121,6 +121,7 @@ int main(int argc, char** argv) {
   services.messaging.EnsureBuiltinHandles();
   core.batcher.Flush();
   services.tasks.Recover();
+  services.reviews.Resume();
 
   api::ConclaveService grpc_service(io, services);
   if (c.listen.rfind("tcp:", 0) == 0) grpc_service.RequireToken(c.tcp_token);

@@ -53,6 +53,12 @@ class ConclaveService final : public ::conclave::v1::Conclave::CallbackService {
   Unary* CreateGate(CTX*, const v1::CreateGateRequest*, v1::Gate*) override;
   Unary* ResolveGate(CTX*, const v1::ResolveGateRequest*, v1::Gate*) override;
   Unary* ListGates(CTX*, const v1::ListGatesRequest*, v1::ListGatesReply*) override;
+  Unary* StartReview(CTX*, const v1::StartReviewRequest*, v1::Review*) override;
+  Unary* GetReview(CTX*, const v1::GetReviewRequest*, v1::Review*) override;
+  Unary* ListReviews(CTX*, const v1::ListReviewsRequest*, v1::ListReviewsReply*) override;
+  Unary* WaitReview(CTX*, const v1::WaitReviewRequest*, v1::Review*) override;
+  Unary* Regate(CTX*, const v1::RegateRequest*, v1::Review*) override;
+  Unary* Report(CTX*, const v1::ReportRequest*, v1::ReportReply*) override;
 
  private:
   // Runs fn on the loop; fn must eventually call reactor->Finish. Refuses while stopping.

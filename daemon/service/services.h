@@ -6,15 +6,17 @@
 
 #include "service/core.h"
 #include "service/messaging_service.h"
+#include "service/review_service.h"
 #include "service/task_service.h"
 
 namespace conclave::service {
 
 struct Services {
-  explicit Services(Core& c) : core(c), messaging(c), tasks(c, messaging) {}
+  explicit Services(Core& c) : core(c), messaging(c), tasks(c, messaging), reviews(c, messaging, tasks) {}
   Core& core;
   MessagingService messaging;
   TaskService tasks;
+  ReviewService reviews;
 
   // Counts for GetStatus.
   std::map<std::string, int64_t> Counts();

@@ -47,6 +47,44 @@ int main(int argc, char** argv) {
   } else {
     brief.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   }
+  // Review mode: "FAKE-REVIEW <family> <round|*> <action>" lines in the artifact script the
+  // reviewer whose profile sets FAKE_FAMILY. Actions: json <findings array> | hang | garbage |
+  // garbage-once FILE | exit N. A review brief with no matching line answers "no findings".
+  if (brief.find("REVIEW-ROUND: ") != std::string::npos) {
+    const char* fam = std::getenv("FAKE_FAMILY");
+    std::string family = fam ? fam : "";
+    int round = std::atoi(brief.c_str() + brief.find("REVIEW-ROUND: ") + 14);
+    std::istringstream ls(brief);
+    std::string l, action = "json []";
+    while (std::getline(ls, l)) {
+      if (l.rfind("FAKE-REVIEW ", 0) != 0) continue;
+      std::istringstream w(l.substr(12));
+      std::string f, r;
+      w >> f >> r;
+      if (f != family || (r != "*" && std::atoi(r.c_str()) != round)) continue;
+      std::getline(w, action);
+      if (!action.empty() && action[0] == ' ') action.erase(0, 1);
+      if (r != "*") break;  // an exact round wins over a wildcard seen earlier
+    }
+    if (action.rfind("json ", 0) == 0) {
+      std::cout << "Review notes.\n```json\n{\"findings\": " << action.substr(5) << "}\n```\n";
+    } else if (action == "hang") {
+      for (;;) pause();
+    } else if (action.rfind("garbage-once ", 0) == 0) {
+      std::string file = action.substr(13);
+      if (Bump(file) == 1) {
+        std::cout << "I think it is fine, no JSON here." << std::endl;
+      } else {
+        std::cout << "```json\n{\"findings\": []}\n```\n";
+      }
+    } else if (action == "garbage") {
+      std::cout << "```json\n{\"findings\": [ {\"severity\": \"SEVERE\"} \n```\n";
+    } else if (action.rfind("exit ", 0) == 0) {
+      std::cerr << "reviewer crashed" << std::endl;
+      return std::atoi(action.c_str() + 5);
+    }
+    return 0;
+  }
   std::string status = "PASS", blockers = "none";
   std::vector<std::string> changes;
   bool contract = true;

@@ -1,0 +1,233 @@
+// conclave review start|show|wait|list|gate|regate, and conclave report.
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+
+#include "commands.h"
+
+namespace conclave::client {
+namespace {
+
+void PrintReview(const v1::Review& r, bool detail) {
+  std::cout << "review " << r.id() << " [" << r.mode() << "] writer " << r.writer_family() << " rev "
+            << r.revision() << ": " << r.status();
+  if (!r.verdict().empty()) std::cout << " → " << r.verdict();
+  if (!r.termination().empty()) std::cout << " (" << r.termination() << ")";
+  if (!r.blocked_by().empty()) std::cout << " blocked_by: " << r.blocked_by();
+  std::cout << "\n";
+  if (!detail) return;
+  if (!r.reason().empty()) std::cout << "  why: " << r.reason() << "\n";
+  std::cout << "  cost $" << r.cost_usd() << ", cap " << r.cap() << ", session " << r.session() << "\n";
+  for (const auto& round : r.rounds()) {
+    std::cout << "  round " << round.round() << " " << round.role() << " " << round.profile() << " ("
+              << round.family() << ") " << round.state() << (round.malformed() ? " [malformed]" : "")
+              << " task " << round.task_id() << "\n";
+    for (const auto& f : round.findings()) {
+      std::cout << "    " << f.id() << " " << f.stance() << " " << f.severity() << " " << f.category()
+                << " " << f.path() << ":" << f.line() << " " << f.title() << "\n";
+    }
+  }
+  if (r.findings_size()) std::cout << "  reconciled:\n";
+  for (const auto& f : r.findings()) {
+    std::cout << "    " << (f.open() ? "OPEN   " : "closed ") << f.id() << " " << f.severity() << " "
+              << f.category() << " " << f.path() << ":" << f.line() << " — " << f.title() << " ["
+              << f.family() << (f.foreign() ? ", foreign" : ", same-family") << ", round "
+              << f.round() << ", " << f.disposition() << "]\n";
+  }
+  if (r.gate_id()) std::cout << "  decision gate " << r.gate_id() << " (conclave gate list)\n";
+}
+
+int64_t ParseSince(const std::string& s) {
+  if (s.empty()) return 0;
+  char unit = s.back();
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  if (unit == 'h' || unit == 'd' || unit == 'm') {
+    int64_t n = std::stoll(s.substr(0, s.size() - 1));
+    int64_t mult = unit == 'h' ? 3600000 : unit == 'd' ? 86400000 : 60000;
+    return now - n * mult;
+  }
+  return std::stoll(s);
+}
+
+}  // namespace
+
+void AddReviewCommands(CLI::App& app, Options& opts, int* rc) {
+  using S = v1::Conclave::Stub;
+  auto* review = app.add_subcommand("review", "cross-family adversarial reviews");
+  review->require_subcommand(1);
+  struct Args {
+    std::string artifact, kind = "diff", writer, mode = "ordinary", primary, session, key, since;
+    std::vector<std::string> challengers;
+    int cap = -1;
+    double budget = 0;
+    int64_t id = 0, timeout_ms = 600000;
+    int limit = 50;
+  };
+  auto a = std::make_shared<Args>();
+  auto* start = review->add_subcommand("start", "start a review of an artifact");
+  start->add_option("--artifact", a->artifact, "file, or - for stdin")->required();
+  start->add_option("--artifact-kind", a->kind, "diff|code|doc|spec");
+  start->add_option("--writer-family", a->writer, "family of the model that wrote it")->required();
+  start->add_option("--mode", a->mode, "mechanical|simple|ordinary|strong|debate");
+  start->add_option("--primary", a->primary, "same-source primary profile (debate)");
+  start->add_option("--challenger", a->challengers, "challenger profile (repeatable)");
+  start->add_option("--cap", a->cap, "challenger invocations (0 = none; default from config)");
+  start->add_option("--budget-usd", a->budget, "spend cap for the whole review");
+  start->add_option("--session", a->session, "coordinator session (one Strong per session)");
+  start->add_option("--key", a->key, "idempotency key");
+  start->callback([&opts, rc, a] {
+    Client c(opts);
+    v1::StartReviewRequest req;
+    std::string artifact;
+    if (!ReadInput(a->artifact, &artifact)) {
+      *rc = kExitUsage;
+      return;
+    }
+    req.set_artifact(artifact);
+    req.set_artifact_kind(a->kind);
+    req.set_writer_family(a->writer);
+    req.set_mode(a->mode);
+    req.set_primary(a->primary);
+    for (const auto& ch : a->challengers) req.add_challengers(ch);
+    req.set_cap(a->cap);
+    req.set_budget_usd(a->budget);
+    req.set_session(a->session);
+    req.set_idempotency_key(a->key);
+    v1::Review r;
+    auto ctx = c.Context();
+    auto s = c.stub().StartReview(ctx.get(), req, &r);
+    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (c.json()) return PrintJson(r);
+    PrintReview(r, false);
+  });
+  auto* show = review->add_subcommand("show", "rounds, findings with provenance, verdict, cost");
+  show->add_option("id", a->id)->required();
+  show->callback([&opts, rc, a] {
+    Client c(opts);
+    v1::GetReviewRequest req;
+    req.set_id(a->id);
+    v1::Review r;
+    auto ctx = c.Context();
+    auto s = c.stub().GetReview(ctx.get(), req, &r);
+    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (c.json()) return PrintJson(r);
+    PrintReview(r, true);
+  });
+  auto* wait = review->add_subcommand("wait", "block until the review has a verdict (exit 4 on timeout)");
+  wait->add_option("id", a->id)->required();
+  wait->add_option("--timeout-ms", a->timeout_ms, "default 600000");
+  wait->callback([&opts, rc, a] {
+    Client c(opts);
+    v1::WaitReviewRequest req;
+    req.set_id(a->id);
+    req.set_timeout_ms(a->timeout_ms);
+    v1::Review r;
+    auto ctx = c.Context(a->timeout_ms + 15000);
+    auto s = c.stub().WaitReview(ctx.get(), req, &r);
+    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (c.json()) PrintJson(r); else PrintReview(r, true);
+    if (r.status() != "done") *rc = kExitTimeout;
+  });
+  auto* list = review->add_subcommand("list", "recent reviews");
+  list->add_option("--limit", a->limit);
+  list->callback([&opts, rc, a] {
+    Client c(opts);
+    v1::ListReviewsRequest req;
+    req.set_limit(a->limit);
+    v1::ListReviewsReply r;
+    auto ctx = c.Context();
+    auto s = c.stub().ListReviews(ctx.get(), req, &r);
+    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (c.json()) return PrintJson(r);
+    for (const auto& x : r.reviews()) PrintReview(x, false);
+  });
+  auto* gate = review->add_subcommand(
+      "gate", "the merge gate: exit 0 only when the verdict is APPROVED (5 otherwise)");
+  gate->add_option("id", a->id)->required();
+  gate->callback([&opts, rc, a] {
+    Client c(opts);
+    v1::GetReviewRequest req;
+    req.set_id(a->id);
+    v1::Review r;
+    auto ctx = c.Context();
+    auto s = c.stub().GetReview(ctx.get(), req, &r);
+    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (c.json()) PrintJson(r);
+    if (r.status() == "done" && r.verdict() == "APPROVED") {
+      if (!c.json()) std::cout << "APPROVED: review " << r.id() << " rev " << r.revision() << "\n";
+      return;
+    }
+    std::string why = r.status() != "done" ? "the review has no verdict yet (still running)"
+                                           : r.verdict() + ": " + r.reason();
+    std::cerr << "gate closed: review " << r.id() << ": " << why << "\n";
+    for (const auto& f : r.findings()) {
+      if (f.open()) {
+        std::cerr << "  open " << f.severity() << " " << f.id() << " " << f.path() << ":" << f.line()
+                  << " " << f.title() << " [" << f.family() << "]\n";
+      }
+    }
+    *rc = kExitGateNotApproved;
+  });
+  auto* regate = review->add_subcommand("regate", "review a new revision of the artifact afresh");
+  regate->add_option("id", a->id)->required();
+  regate->add_option("--artifact", a->artifact, "file, or - for stdin")->required();
+  regate->callback([&opts, rc, a] {
+    Client c(opts);
+    v1::RegateRequest req;
+    req.set_id(a->id);
+    std::string artifact;
+    if (!ReadInput(a->artifact, &artifact)) {
+      *rc = kExitUsage;
+      return;
+    }
+    req.set_artifact(artifact);
+    v1::Review r;
+    auto ctx = c.Context();
+    auto s = c.stub().Regate(ctx.get(), req, &r);
+    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (c.json()) return PrintJson(r);
+    PrintReview(r, false);
+  });
+
+  auto* report = app.add_subcommand("report", "Phase 0 figures: reliability, incremental value, convergence");
+  report->add_option("--since", a->since, "unix ms, or a window like 24h / 7d");
+  report->callback([&opts, rc, a] {
+    Client c(opts);
+    v1::ReportRequest req;
+    try {
+      req.set_since_unix_ms(ParseSince(a->since));
+    } catch (...) {
+      std::cerr << "conclave: report: --since must be unix ms or like 24h, 7d, 90m\n";
+      *rc = kExitUsage;
+      return;
+    }
+    v1::ReportReply r;
+    auto ctx = c.Context();
+    auto s = c.stub().Report(ctx.get(), req, &r);
+    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (c.json()) {
+      std::cout << r.json() << "\n";
+      return;
+    }
+    std::cout << "tool-call reliability per profile\n";
+    std::cout << std::left << std::setw(18) << "profile" << std::setw(12) << "family" << std::setw(8)
+              << "calls" << std::setw(8) << "clean" << std::setw(10) << "malformed" << std::setw(10)
+              << "timeout" << "cost\n";
+    for (const auto& p : r.profiles()) {
+      std::cout << std::left << std::setw(18) << p.profile() << std::setw(12) << p.family()
+                << std::setw(8) << p.invocations() << std::setw(8) << p.clean() << std::setw(10)
+                << p.malformed() << std::setw(10) << p.timed_out() << "$" << p.cost_usd() << "\n";
+    }
+    std::cout << "\nunique findings per family (materially different)\n";
+    for (const auto& [f, n] : std::map<std::string, int64_t>(r.unique_findings_per_family().begin(),
+                                                             r.unique_findings_per_family().end())) {
+      std::cout << "  " << f << ": " << n << "\n";
+    }
+    std::cout << "\nreviews " << r.reviews() << ": converged " << r.converged() << ", no_movement "
+              << r.no_movement() << ", cap_reached " << r.cap_reached() << "\n";
+  });
+}
+
+}  // namespace conclave::client
