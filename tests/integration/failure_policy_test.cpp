@@ -164,3 +164,57 @@ TEST_CASE("budget caps: a spent task cap refuses the next dispatch; a run past i
   auto status = d.CliJson({"status"});
   CHECK(status.dump().find("spend") != std::string::npos);
 }
+
+TEST_CASE("a rate-limit puts the profile in cooldown: its queue waits, its family moves on",
+          "[failure]") {
+  DaemonFixture d;
+  json cfg = {{"retry", {{"base_ms", 50}, {"max_ms", 200}, {"max_attempts", 4}}}};
+  for (const char* name : {"limited", "spare"}) {
+    auto p = d.FakeProfile(name, "claudefam");
+    p["parser"] = "claude-json";
+    d.WriteProfile(name, p);
+  }
+  d.Start({"--config", d.WriteFile("config.json", cfg.dump())});
+  d.Cli({"terminal", "create", "--profile", "limited", "--handle", "l1", "--cwd", d.dir()});
+  d.Cli({"terminal", "create", "--profile", "spare", "--handle", "s1", "--cwd", d.dir()});
+  const std::string limited =
+      R"(json:{"type":"result","subtype":"success","is_error":true,"api_error_status":429,)"
+      R"("result":"API Error: Request rejected (429) Rate limit exceeded, retry after 3s",)"
+      R"("total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0}})";
+  const std::string ok =
+      R"(json:{"type":"result","subtype":"success","is_error":false,"result":"SUMMARY: PASS ok\nEVIDENCE: e\nCHANGES: none\nRISKS: none\nBLOCKERS: none",)"
+      R"("total_cost_usd":0.02,"usage":{"input_tokens":10,"output_tokens":5}})";
+  std::string seq = d.dir() + "/seq";
+  std::string a = Task(d, "FAKE: sequence " + seq + " " + limited + "|" + ok + "\n");
+  auto started = std::chrono::steady_clock::now();
+  d.CliJson({"dispatch", "--task", a, "--to", "@profile:limited"});
+  // The first attempt is rate-limited: the profile cools down, visibly.
+  json first;
+  REQUIRE(WaitFor([&] {
+    first = Show(d, a);
+    return !first["dispatches"].empty() && first["dispatches"][0]["state"] == "failed";
+  }, 20s));
+  CHECK(first["dispatches"][0]["failure_kind"] == "rate_limited");
+  CHECK(first["dispatches"][0]["failure_class"] == "operational");
+  auto status = d.CliJson({"status"});
+  REQUIRE(status["cooldowns"].size() == 1);
+  CHECK(status["cooldowns"][0]["profile"] == "limited");
+  auto profiles = d.CliJson({"profile", "list"});
+  for (const auto& p : profiles["profiles"]) {
+    if (p["name"] == "limited") CHECK(p["cooldown_until_unix_ms"] != "0");
+  }
+  // Work for the cooling profile waits in the queue; @family work goes to the other profile.
+  std::string b = Task(d, "plain\n");
+  CHECK(d.CliJson({"dispatch", "--task", b, "--to", "@profile:limited"})["state"] == "queued");
+  std::string c = Task(d, "FAKE: sequence " + d.dir() + "/seq2 " + ok + "\n");
+  auto moved = d.CliJson({"dispatch", "--task", c, "--to", "@family:claudefam"});
+  CHECK(moved["state"] == "running");
+  CHECK(moved["terminal"] == "s1");
+  // After the retry-after hint the retry and the queued task run on the limited profile.
+  json done = WaitStatus(d, a, {"completed"});
+  CHECK(std::chrono::steady_clock::now() - started >= 3s);
+  CHECK(done["dispatches"].size() == 2);
+  CHECK(done["dispatches"][1]["cost_usd"].get<double>() == Approx(0.02));
+  CHECK(done["dispatches"][1]["cost_estimated"] == false);
+  WaitStatus(d, b, {"completed", "ready"});
+}
