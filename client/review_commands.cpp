@@ -191,6 +191,38 @@ void AddReviewCommands(CLI::App& app, Options& opts, int* rc) {
     PrintReview(r, false);
   });
 
+  auto* doctor = app.add_subcommand(
+      "doctor", "check each profile: CLI on PATH, credentials present, endpoint (exit 1 if any "
+                "is not ready)");
+  doctor->callback([&opts, rc] {
+    Client c(opts);
+    v1::DoctorReply r;
+    auto ctx = c.Context(120000);
+    auto s = c.stub().Doctor(ctx.get(), v1::DoctorRequest(), &r);
+    if (!s.ok()) return void(*rc = c.Fail(s));
+    bool all = true;
+    for (const auto& p : r.profiles()) all &= p.ready();
+    if (!r.errors().empty()) all = false;
+    if (c.json()) {
+      PrintJson(r);
+    } else {
+      for (const auto& p : r.profiles()) {
+        std::cout << (p.ready() ? "READY     " : "NOT READY ") << p.profile() << " (" << p.family()
+                  << ")" << (p.version().empty() ? "" : "  " + p.version()) << "\n";
+        for (const auto& x : p.ok()) std::cout << "    ok   " << x << "\n";
+        for (int i = 0; i < p.problems_size(); ++i) {
+          std::cout << "    MISSING " << p.problems(i) << "\n";
+          if (i < p.fixes_size()) std::cout << "      fix: " << p.fixes(i) << "\n";
+        }
+      }
+      for (const auto& e : r.errors()) {
+        std::cout << "INVALID   " << e.file() << (e.field().empty() ? "" : " (" + e.field() + ")")
+                  << ": " << e.error() << "\n";
+      }
+    }
+    if (!all) *rc = kExitError;
+  });
+
   auto* report = app.add_subcommand("report", "Phase 0 figures: reliability, incremental value, convergence");
   report->add_option("--since", a->since, "unix ms, or a window like 24h / 7d");
   report->callback([&opts, rc, a] {

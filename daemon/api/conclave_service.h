@@ -59,6 +59,7 @@ class ConclaveService final : public ::conclave::v1::Conclave::CallbackService {
   Unary* WaitReview(CTX*, const v1::WaitReviewRequest*, v1::Review*) override;
   Unary* Regate(CTX*, const v1::RegateRequest*, v1::Review*) override;
   Unary* Report(CTX*, const v1::ReportRequest*, v1::ReportReply*) override;
+  Unary* Doctor(CTX*, const v1::DoctorRequest*, v1::DoctorReply*) override;
 
  private:
   // Runs fn on the loop; fn must eventually call reactor->Finish. Refuses while stopping.

@@ -205,6 +205,7 @@ Unary* ConclaveService::Wait(CTX* ctx, const v1::WaitRequest* req, v1::WaitReply
   auto shared = reactor->shared();
   boost::asio::post(io_, [this, reactor, shared, req, resp] {
     if (shared->finished) return;
+    try {
     service::WaitInput in;
     in.filter.types.assign(req->types().begin(), req->types().end());
     in.filter.to = req->to();
@@ -236,6 +237,11 @@ Unary* ConclaveService::Wait(CTX* ctx, const v1::WaitRequest* req, v1::WaitReply
       });
     });
     if (!shared->finished) shared->waiter_id = id;
+    } catch (const std::exception& e) {
+      if (shared->finished) return;
+      shared->finished = true;
+      reactor->Finish(grpc::Status(grpc::StatusCode::INTERNAL, e.what()));
+    }
   });
   return reactor;
 }

@@ -3,6 +3,7 @@
 
 #include "api/conclave_service.h"
 #include "api/proto_convert.h"
+#include "service/doctor.h"
 
 namespace conclave::api {
 namespace {
@@ -162,6 +163,33 @@ Unary* ConclaveService::Report(CTX* ctx, const v1::ReportRequest* req, v1::Repor
     resp->set_cap_reached(j["terminations"].value("cap_reached", 0));
     resp->set_json(j.dump());
     FinishAfterCommit(r, Status::Ok());
+  });
+}
+
+Unary* ConclaveService::Doctor(CTX* ctx, const v1::DoctorRequest*, v1::DoctorReply* resp) {
+  return OnLoop(ctx, [this, resp](Unary* r) {
+    for (const auto& e : svc_.core.profiles.errors) {
+      auto* out = resp->add_errors();
+      out->set_file(e.file);
+      out->set_field(e.field);
+      out->set_error(e.error);
+    }
+    service::RunDoctor(svc_.core, [r, resp](StatusOr<std::vector<service::ProfileCheck>> checks) {
+      if (!checks.ok()) return r->Finish(ToGrpc(checks.status()));
+      for (const auto& c : checks.value()) {
+        auto* out = resp->add_profiles();
+        out->set_profile(c.profile);
+        out->set_family(c.family);
+        out->set_ready(c.ready());
+        out->set_program(c.program);
+        out->set_program_path(c.program_path);
+        out->set_version(c.version);
+        for (const auto& x : c.ok) out->add_ok(x);
+        for (const auto& x : c.problems) out->add_problems(x);
+        for (const auto& x : c.fixes) out->add_fixes(x);
+      }
+      r->Finish(grpc::Status::OK);
+    });
   });
 }
 

@@ -44,7 +44,13 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::Message> {
 
   // Loop thread: fetch the next page of backlog, or go live.
   void LoadPage() {
-    auto page = svc_.core.messages.After(filter_, cursor_, static_cast<int>(kPage));
+    std::vector<domain::MessageRecord> page;
+    try {
+      page = svc_.core.messages.After(filter_, cursor_, static_cast<int>(kPage));
+    } catch (const std::exception& e) {
+      End(grpc::Status(grpc::StatusCode::INTERNAL, e.what()));
+      return;
+    }
     for (const auto& m : page) cursor_ = m.seq;
     Enqueue(page);
     if (page.size() < kPage) {

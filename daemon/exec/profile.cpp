@@ -95,6 +95,12 @@ StatusOr<Profile> ParseProfile(const nlohmann::json& j, const std::string& file,
     }
     p.isolate_home = j["isolate_home"].get<bool>();
   }
+  if (j.contains("trust_reported_cost")) {
+    if (!j["trust_reported_cost"].is_boolean()) {
+      return FieldError(bad_field, "trust_reported_cost", "must be true or false");
+    }
+    p.trust_reported_cost = j["trust_reported_cost"].get<bool>();
+  }
   if (j.contains("contract")) {
     if (!j["contract"].is_boolean()) return FieldError(bad_field, "contract", "must be true or false");
     p.contract = j["contract"].get<bool>();

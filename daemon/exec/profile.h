@@ -32,7 +32,8 @@ struct Profile {
   std::string template_name;  // brief template under profiles/templates/, "" = plain
   std::vector<std::string> budget_flag;  // argv appended when a per-dispatch cap is set
   std::vector<std::string> review_args;  // argv appended for reviewer dispatches
-  std::optional<bool> contract;          // require the worker contract (default: cli yes)
+  std::optional<bool> contract;
+  bool trust_reported_cost = true;  // false: the CLI prices another vendor's model wrongly          // require the worker contract (default: cli yes)
   std::string version_command;           // for `conclave doctor`, e.g. "claude --version"
   nlohmann::json price = nlohmann::json::object();
   std::string source_file;

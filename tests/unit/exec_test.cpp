@@ -146,3 +146,33 @@ TEST_CASE("handle names and message validation", "[exec]") {
   m.payload = "[1,2";
   CHECK(domain::ValidateMessage(m).message().find("payload") != std::string::npos);
 }
+
+TEST_CASE("per-family brief templates keep each family's section order", "[exec]") {
+  exec::BriefInput in;
+  in.brief = "ROLE: worker\nSCOPE: src/parser\nMODE: implement\nTASK: fix the tokenizer\n"
+             "DONE: parser tests pass\n";
+  in.hypothesis = "quotes are dropped";
+  std::string dir = std::string(CONCLAVE_SOURCE_DIR) + "/profiles";
+  auto order = [](const std::string& text, std::vector<std::string> marks) {
+    size_t at = 0;
+    for (const auto& m : marks) {
+      size_t p = text.find(m, at);
+      if (p == std::string::npos) return false;
+      at = p + m.size();
+    }
+    return true;
+  };
+  std::string glm = exec::RenderBrief(dir, "glm", in);
+  CHECK(order(glm, {"Goal", "fix the tokenizer", "Context", "Constraints", "src/parser", "Done",
+                    "parser tests pass"}));
+  CHECK(glm.find("【") == std::string::npos);
+  std::string ds = exec::RenderBrief(dir, "deepseek", in);
+  CHECK(order(ds, {"Задача", "fix the tokenizer", "Где", "src/parser", "Контекст", "Не трогать",
+                   "SUMMARY", "【思维模式要求】"}));
+  std::string qwen = exec::RenderBrief(dir, "qwen", in);
+  CHECK(order(qwen, {"Context", "Objective", "Steps", "Examples", "Response Format", "BLOCKERS"}));
+  std::string codex = exec::RenderBrief(dir, "codex", in);
+  CHECK(order(codex, {"Goal", "Success", "Context", "Constraints", "Autonomy", "Output", "Stop"}));
+  CHECK(codex.find("think step by step") == std::string::npos);
+  CHECK(codex.find("【") == std::string::npos);
+}

@@ -1,0 +1,126 @@
+#include "service/doctor.h"
+
+#include <boost/asio/post.hpp>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "exec/child_process.h"
+#include "exec/profile.h"
+#include "exec/worktree_check.h"
+
+extern char** environ;
+
+namespace conclave::service {
+namespace {
+
+std::map<std::string, std::string> DaemonEnv() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+bool LooksLikeEndpoint(const std::string& key) {
+  return key.find("BASE_URL") != std::string::npos || key.find("ENDPOINT") != std::string::npos ||
+         key.find("API_BASE") != std::string::npos;
+}
+
+ProfileCheck StaticCheck(const exec::Profile& p, const std::map<std::string, std::string>& env) {
+  ProfileCheck c;
+  c.profile = p.name;
+  c.family = p.family;
+  c.program = p.command.empty() ? "" : p.command[0];
+  std::vector<std::string> env_list;
+  for (const auto& [k, v] : env) env_list.push_back(k + "=" + v);
+  c.program_path = exec::FindOnPath(c.program, env_list);
+  if (c.program_path.empty()) {
+    c.problems.push_back(c.program + " is not on conclaved's PATH");
+    c.fixes.push_back("install it (see README: model CLIs) or put its directory on PATH before "
+                      "starting conclaved");
+  } else {
+    c.ok.push_back(c.program + " found at " + c.program_path);
+  }
+  static const std::regex ref(R"(\$\{env:([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\})");
+  bool endpoint_seen = false;
+  auto check_text = [&](const std::string& key, const std::string& text) {
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), ref); it != std::sregex_iterator();
+         ++it) {
+      std::string name = (*it)[1];
+      bool has_default = (*it)[2].matched;
+      auto found = env.find(name);
+      bool set = found != env.end() && !found->second.empty();
+      bool secret = exec::LooksLikeSecretName(name) || exec::LooksLikeSecretName(key);
+      if (set) {
+        c.ok.push_back(name + " is set" + (secret ? " (value hidden)" : ": " + found->second));
+      } else if (!has_default) {
+        c.problems.push_back(name + " is not set (needed by " + key + ")");
+        c.fixes.push_back("export " + name + "=... in conclaved's environment (for the user "
+                          "service: systemctl --user set-environment " + name + "=...), then "
+                          "restart conclaved");
+      }
+    }
+    if (LooksLikeEndpoint(key)) {
+      endpoint_seen = true;
+      exec::TemplateContext ctx;
+      ctx.environ = &env;
+      ctx.vars = {{"HOME", "~"}, {"TMPDIR", "/tmp"}, {"DISPATCH_DIR", "<dispatch>"}, {"CWD", "."}};
+      auto r = exec::ResolveTemplate(text, key, ctx);
+      if (r.ok()) c.ok.push_back("endpoint " + key + " = " + r->value);
+    }
+  };
+  for (const auto& [k, v] : p.env) check_text(k, v);
+  for (const auto& [path, content] : p.files) {
+    check_text(path, content);
+    if (content.find("base_url") != std::string::npos) endpoint_seen = true;
+  }
+  if (!endpoint_seen && p.type == "cli") c.ok.push_back("endpoint: the CLI's own default");
+  return c;
+}
+
+}  // namespace
+
+void RunDoctor(Core& core, Done<std::vector<ProfileCheck>> done) {
+  auto env = DaemonEnv();
+  std::vector<ProfileCheck> checks;
+  std::vector<std::vector<std::string>> version_argv;
+  for (const auto& p : core.profiles.profiles) {
+    ProfileCheck c = StaticCheck(p, env);
+    std::vector<std::string> argv;
+    if (!c.program_path.empty() && p.type == "cli") {
+      if (!p.version_command.empty()) {
+        std::istringstream in(p.version_command);
+        for (std::string w; in >> w;) argv.push_back(w);
+      } else {
+        argv = {c.program_path, "--version"};
+      }
+    }
+    version_argv.push_back(argv);
+    checks.push_back(std::move(c));
+  }
+  auto& io = core.io;
+  std::thread([&io, checks = std::move(checks), version_argv, done = std::move(done)]() mutable {
+    for (size_t i = 0; i < checks.size(); ++i) {
+      if (version_argv[i].empty()) continue;
+      std::string out;
+      int rc = exec::RunSync(version_argv[i], "/tmp", &out, 15000);
+      auto nl = out.find('\n');
+      if (nl != std::string::npos) out.resize(nl);
+      if (rc == 0 && !out.empty()) {
+        checks[i].version = out;
+      } else {
+        checks[i].problems.push_back(checks[i].program + " --version failed (exit " +
+                                     std::to_string(rc) + ")");
+        checks[i].fixes.push_back("reinstall the CLI; check it runs on this Node.js version");
+      }
+    }
+    boost::asio::post(io, [checks = std::move(checks), done = std::move(done)]() mutable {
+      done(std::move(checks));
+    });
+  }).detach();
+}
+
+}  // namespace conclave::service
