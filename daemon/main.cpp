@@ -155,6 +155,7 @@ int main(int argc, char** argv) {
     grpc_service.SetStopping();
     watchdog.cancel();
     core.bus.ExpireAll();
+    services.reviews.ExpireWaiters();
     services.tasks.StopAll([&] {
       core.batcher.Flush();
       // Shutdown() waits for in-flight RPCs, which complete on this loop: call it elsewhere.
@@ -168,7 +169,15 @@ int main(int argc, char** argv) {
     });
   });
 
-  io.run();
+  // A handler that throws must not take the daemon down with it: log and keep serving.
+  for (;;) {
+    try {
+      io.run();
+      break;
+    } catch (const std::exception& e) {
+      spdlog::critical("unhandled error on the loop (continuing): {}", e.what());
+    }
+  }
   if (shutdown_thread.joinable()) shutdown_thread.join();
   server.value()->Wait();
   core.batcher.Flush();

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/utf8.h"
+
 namespace conclave::domain {
 
 const std::vector<std::string>& MessageTypes() {
@@ -87,7 +89,9 @@ Status ValidateMessage(const MessageRecord& m) {
     return InvalidArgument("payload: not valid JSON");
   }
   if (m.task_id < 0) return InvalidArgument("task_id: must not be negative");
-  if (m.dispatch_id < 0) return InvalidArgument("dispatch_id: must not be negative");
+  for (const std::string* f : {&m.subject, &m.body, &m.from, &m.payload}) {
+    if (ValidUtf8(*f) != *f) return InvalidArgument("subject/body/payload: not valid UTF-8");
+  }
   return Status::Ok();
 }
 

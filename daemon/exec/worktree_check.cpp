@@ -53,26 +53,40 @@ int RunSync(const std::vector<std::string>& argv, const std::string& cwd, std::s
 
 std::vector<std::string> UnpersistedClaims(const std::string& worktree,
                                            const std::vector<std::string>& files) {
+  constexpr size_t kMaxClaims = 200;
   std::vector<std::string> problems;
-  std::string probe;
-  bool git = RunSync({"git", "rev-parse", "--is-inside-work-tree"}, worktree, &probe, 5000) == 0;
+  std::vector<std::string> checked;
   for (const auto& f : files) {
     fs::path p(f);
     if (p.is_absolute() || f.find("..") != std::string::npos) {
       problems.push_back(f + ": not a path inside the worktree");
-      continue;
+    } else if (checked.size() < kMaxClaims) {
+      checked.push_back(f);
     }
-    bool exists = fs::exists(fs::path(worktree) / p);
+  }
+  if (checked.empty()) return problems;
+  std::string probe;
+  bool git = RunSync({"git", "rev-parse", "--is-inside-work-tree"}, worktree, &probe, 5000) == 0;
+  std::string status;
+  if (git) {
+    // One call for every claim: lines "XY path" for each changed, deleted or untracked file.
+    std::vector<std::string> argv = {"git", "status", "--porcelain", "--untracked-files=all",
+                                     "--no-renames", "--"};
+    argv.insert(argv.end(), checked.begin(), checked.end());
+    if (RunSync(argv, worktree, &status, 10000) != 0) {
+      problems.push_back("git status failed in " + worktree);
+      return problems;
+    }
+  }
+  for (const auto& f : checked) {
+    bool exists = fs::exists(fs::path(worktree) / f);
     if (!git) {
       if (!exists) problems.push_back(f + ": claimed as changed but does not exist");
       continue;
     }
-    std::string status;
-    int rc = RunSync({"git", "status", "--porcelain", "--untracked-files=all", "--", f}, worktree,
-                     &status, 5000);
-    if (rc != 0) {
-      problems.push_back(f + ": git status failed");
-    } else if (status.empty()) {
+    bool listed = status.find(" " + f + "\n") != std::string::npos ||
+                  status.find(" \"" + f + "\"\n") != std::string::npos;
+    if (!listed) {
       problems.push_back(f + (exists ? ": claimed as changed but identical to git HEAD"
                                      : ": claimed as changed but does not exist"));
     }

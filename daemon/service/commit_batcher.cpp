@@ -27,6 +27,8 @@ Status CommitBatcher::Write(const std::function<Status()>& fn) {
     result = fn();
   } catch (const store::StoreError& e) {
     result = Internal(std::string("store: ") + e.what());
+  } catch (const std::exception& e) {
+    result = Internal(std::string("internal error: ") + e.what());
   }
   try {
     if (result.ok()) {
@@ -70,8 +72,18 @@ void CommitBatcher::Flush() {
   auto actions = std::move(after_commit_);
   pending_messages_.clear();
   after_commit_.clear();
-  if (ok && !messages.empty()) publish_(messages);
-  for (auto& a : actions) a(ok);
+  try {
+    if (ok && !messages.empty()) publish_(messages);
+  } catch (const std::exception& e) {
+    spdlog::error("publishing committed events failed: {}", e.what());
+  }
+  for (auto& a : actions) {
+    try {
+      a(ok);
+    } catch (const std::exception& e) {
+      spdlog::error("after-commit action failed: {}", e.what());
+    }
+  }
 }
 
 }  // namespace conclave::service

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/clock.h"
+#include "common/utf8.h"
 #include "domain/backoff.h"
 #include "domain/circuit_breaker.h"
 #include "domain/cost.h"
@@ -41,13 +42,13 @@ std::string LastLine(const std::string& text) {
   if (end == std::string::npos) return "";
   size_t start = text.rfind('\n', end);
   start = start == std::string::npos ? 0 : start + 1;
-  return text.substr(start, end - start + 1).substr(0, 500);
+  return Utf8Prefix(text.substr(start, end - start + 1), 500);
 }
 
 std::string Bounded(const std::string& s) {
-  if (s.size() <= kMaxResultText) return s;
+  if (s.size() <= kMaxResultText) return ValidUtf8(s);
   return "[... " + std::to_string(s.size() - kMaxResultText) + " bytes elided ...]\n" +
-         s.substr(s.size() - kMaxResultText);
+         ValidUtf8(s.substr(s.size() - kMaxResultText));
 }
 
 }  // namespace
@@ -61,6 +62,12 @@ void TaskService::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o) 
   }
   auto extra_it = dispatch_extras_.find(dispatch_id);
   bool reviewer_dispatch = extra_it != dispatch_extras_.end() && extra_it->second.reviewer;
+  try {
+    if (auto disp = core_.dispatches.Get(dispatch_id)) {
+      if (auto task = core_.tasks.Get(disp->task_id)) reviewer_dispatch |= task->role == "reviewer";
+    }
+  } catch (const store::StoreError&) {
+  }
 
   std::optional<store::DispatchRecord> finished;
   std::vector<int64_t> to_spawn;
@@ -160,6 +167,8 @@ void TaskService::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o) 
     // A cost the worker streamed while running (see OnStdout) stands in for a final report.
     std::optional<double> reported = parsed.reported_cost_usd;
     if (!reported && probed_cost > 0) reported = probed_cost;
+    // DeepSeek/GLM/Kimi run the claude CLI, which prices them with Anthropic's table.
+    if (p && !p->trust_reported_cost) reported.reset();
     domain::Cost cost = domain::ComputeCost(reported, usage, prices);
     d->cost_usd = cost.usd;
     d->cost_estimated = cost.estimated;
@@ -173,7 +182,7 @@ void TaskService::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o) 
     d->failure_class = domain::IsOperational(kind) ? "operational"
                        : domain::IsCounted(kind)   ? "counted"
                                                    : "";
-    d->evidence = evidence.substr(0, 2000);
+    d->evidence = Utf8Prefix(evidence, 2000);
     if (domain::IsCounted(kind)) d->fingerprint = domain::FailureFingerprint(evidence, t->hypothesis);
     if (kind == FailureKind::kNone) state = "succeeded";
     d->state = state;
@@ -199,8 +208,13 @@ void TaskService::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o) 
     std::string escalation;
     domain::BackoffPolicy policy{core_.config.retry.base_ms, core_.config.retry.max_ms,
                                  core_.config.retry.max_attempts, 0.2};
-    if (t->status == "cancelled" || kind == FailureKind::kCancelled) {
+    if (t->status == "cancelled") {
       // The task was cancelled; nothing more to do.
+    } else if (kind == FailureKind::kCancelled) {
+      // The dispatch was stopped (terminal closed with --force) but the task lives on.
+      SetTaskStatus(*t, "ready");
+      escalation = "dispatch " + std::to_string(d->id) + " was stopped (" + evidence +
+                   "); task " + std::to_string(t->id) + " is ready to be dispatched again";
     } else if (kind == FailureKind::kNone) {
       t->result = d->result;
       SetTaskStatus(*t, "completed");
@@ -224,7 +238,7 @@ void TaskService::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o) 
                 "reason = excluded.reason")
             .Bind(1, d->profile)
             .Bind(2, now + wait_ms)
-            .Bind(3, evidence.substr(0, 300))
+            .Bind(3, Utf8Prefix(evidence, 300))
             .Run();
       }
       if (domain::ShouldRetry(policy, kind, d->op_retries)) {

@@ -118,7 +118,7 @@ void TaskService::Dispatch(const DispatchInput& in, Done<store::DispatchRecord> 
     if (in.timeout_s < 0) return InvalidArgument("timeout_s: must not be negative");
     if (in.budget_usd < 0) return InvalidArgument("budget_usd: must not be negative");
     // The target must name at least one open terminal.
-    auto members = messaging_.ResolveAddress(in.to, "");
+    auto members = in.to == "@idle" ? ResolveAnyTerminal() : messaging_.ResolveAddress(in.to, "");
     if (!members.ok()) return members.status();
     std::string family;
     int terminals = 0;
@@ -200,9 +200,16 @@ std::vector<std::tuple<std::string, int64_t, std::string>> TaskService::Cooldown
   return out;
 }
 
+StatusOr<std::vector<std::string>> TaskService::ResolveAnyTerminal() {
+  std::vector<std::string> out;
+  for (const auto& t : core_.terminals.List(false)) out.push_back(t.handle);
+  if (out.empty()) return NotFound("to: there are no worker terminals");
+  return out;
+}
+
 std::vector<store::TerminalRecord> TaskService::Candidates(const store::DispatchRecord& d) {
   std::vector<store::TerminalRecord> out;
-  auto members = messaging_.ResolveAddress(d.target, "");
+  auto members = d.target == "@idle" ? ResolveAnyTerminal() : messaging_.ResolveAddress(d.target, "");
   if (!members.ok()) return out;
   for (const auto& h : members.value()) {
     auto t = core_.terminals.Get(h);
@@ -229,6 +236,22 @@ std::vector<int64_t> TaskService::PumpLocked() {
     const store::TerminalRecord* chosen = nullptr;
     const exec::Profile* profile = nullptr;
     auto candidates = Candidates(d);
+    bool any_open = false;
+    for (const auto& t : candidates) any_open |= t.state != "closed" && t.state != "draining";
+    if (!any_open) {
+      d.state = "cancelled";
+      d.failure_kind = "cancelled";
+      d.evidence = "no open terminal left for " + d.target;
+      d.finished_ms = now;
+      core_.dispatches.Update(d);
+      SetTaskStatus(*task, "ready");
+      EmitToCoordinator(d.coordinator, "escalation", "high", d.task_id, d.id,
+                        "dispatch " + std::to_string(d.id) + " dropped from the queue",
+                        d.evidence + "; task " + std::to_string(d.task_id) +
+                            " is ready to be dispatched elsewhere",
+                        "");
+      continue;
+    }
     for (const auto& t : candidates) {
       if (t.state != "idle") continue;
       const exec::Profile* p = core_.profiles.Find(t.profile);
@@ -346,6 +369,12 @@ void TaskService::Spawn(int64_t dispatch_id) {
     OnRunFinished(dispatch_id, o);
   };
   if (!t || !term || !p) return fail("task, terminal or profile vanished");
+  if (t->status == "cancelled") {
+    exec::RunOutcome o;
+    o.stopped = true;
+    o.stop_reason = "cancel: task cancelled before its worker started";
+    return OnRunFinished(dispatch_id, o);
+  }
 
   std::string dir = DispatchDir(d->id);
   std::error_code ec;
@@ -408,6 +437,7 @@ void TaskService::Spawn(int64_t dispatch_id) {
   }
   std::string socket = core_.listener;
   if (socket.rfind("unix:", 0) == 0) socket = socket.substr(5);
+  env["PWD"] = term->cwd;  // some CLIs (opencode) trust $PWD over the real working directory
   env["CONCLAVE_SOCKET"] = socket;
   env["CONCLAVE_TERMINAL_HANDLE"] = d->terminal;
   env["CONCLAVE_TASK_ID"] = std::to_string(d->task_id);
@@ -429,7 +459,7 @@ void TaskService::Spawn(int64_t dispatch_id) {
     }
   }
   auto extra = dispatch_extras_.find(d->id);
-  if (extra != dispatch_extras_.end() && extra->second.reviewer) {
+  if ((extra != dispatch_extras_.end() && extra->second.reviewer) || t->role == "reviewer") {
     for (const auto& a : p->review_args) spec.argv.push_back(a);
   }
   std::string brief = RenderBrief(*t, *p, *d);
@@ -449,6 +479,7 @@ void TaskService::Spawn(int64_t dispatch_id) {
     return Status::Ok();
   });
   if (!s.ok()) spdlog::error("dispatch {}: recording pid failed: {}", dispatch_id, s.message());
+  core_.batcher.Flush();  // recovery must be able to find this process group after a crash
 
   exec::RunLimits limits;
   int timeout = d->timeout_s > 0 ? d->timeout_s : p->timeout_s;

@@ -175,6 +175,8 @@ void MessagingService::Reply(int64_t seq, const std::string& from, domain::Messa
 }
 
 Status MessagingService::ValidateFilter(const domain::MessageFilter& f) {
+  if (f.types.size() > 64) return InvalidArgument("types: at most 64");
+  if (f.task_ids.size() > 1000) return InvalidArgument("task_ids: at most 1000");
   for (const auto& t : f.types) {
     if (!domain::IsMessageType(t)) return InvalidArgument("types: unknown type '" + t + "'");
   }

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/clock.h"
+#include "common/utf8.h"
 #include "domain/debate.h"
 #include "domain/findings.h"
 #include "domain/reconcile.h"
@@ -216,7 +217,7 @@ void ReviewService::CheckRound(store::RoundRecordRow round) {
       } else if (round.malformed == 0) {
         // A contract violation for this round: counted for reliability, retried once.
         round.malformed = 1;
-        round.error = "malformed findings: " + parsed.error;
+        round.error = Utf8Prefix("malformed findings: " + parsed.error, 2000);
         store_.UpdateRound(round);
         std::vector<int64_t> retry;
         Status ls = LaunchRound(*r, round.round, round.role, round.profile, round.family, 1, &retry);
@@ -229,11 +230,11 @@ void ReviewService::CheckRound(store::RoundRecordRow round) {
       } else {
         round.malformed += 1;
         round.state = "malformed";
-        round.error = "malformed findings twice: " + parsed.error;
+        round.error = Utf8Prefix("malformed findings twice: " + parsed.error, 2000);
       }
     } else {
       round.state = "failed";
-      round.error = failure.empty() ? "task " + task->status : failure;
+      round.error = Utf8Prefix(failure.empty() ? "task " + task->status : failure, 2000);
     }
     store_.UpdateRound(round);
     return Advance(*r, &to_dispatch);
@@ -337,19 +338,20 @@ void ReviewService::Finalize(store::ReviewRecord& r, const std::string& verdict,
   r.status = "done";
   r.verdict = verdict;
   r.termination = termination;
-  r.reason = reason;
-  r.findings = findings.dump();
+  r.reason = Utf8Prefix(reason, 4000);
+  r.findings = findings.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   r.updated_ms = NowMs();
+  r.reason = Utf8Prefix(reason, 4000);
   nlohmann::json payload = {{"review_id", r.id},       {"verdict", verdict},
                             {"termination", termination}, {"revision", r.revision},
-                            {"reason", reason}};
+                            {"reason", r.reason}};
   domain::MessageRecord m;
   m.from = "conclaved";
   m.to = r.coordinator;
   m.thread_id = "review-" + std::to_string(r.id);
   m.subject = "review " + std::to_string(r.id) + ": " + verdict;
   m.body = reason;
-  m.payload = payload.dump();
+  m.payload = payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   m.type = escalate || verdict == "adversarial-stalemate" || verdict == "gate-absent" ? "escalation"
                                                                                        : "status";
   m.priority = m.type == "escalation" ? "high" : "normal";

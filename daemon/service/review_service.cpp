@@ -243,6 +243,12 @@ void ReviewService::Wait(int64_t id, int64_t timeout_ms, Done<ReviewView> done) 
   });
 }
 
+void ReviewService::ExpireWaiters() {
+  std::vector<int64_t> ids;
+  for (const auto& [id, list] : waiters_) ids.push_back(id);
+  for (int64_t id : ids) WakeWaiters(id);
+}
+
 void ReviewService::WakeWaiters(int64_t id) {
   auto it = waiters_.find(id);
   if (it == waiters_.end()) return;

@@ -52,6 +52,8 @@ class ReviewService {
   void OnDispatchFinished(const store::DispatchRecord& d);
   // Startup: advance reviews whose round tasks finished while the daemon was down.
   void Resume();
+  // Shutdown: answer every pending review wait now (with the review as it stands).
+  void ExpireWaiters();
 
  private:
   struct Waiter {

@@ -112,6 +112,9 @@ void TaskService::ReleaseDependants(int64_t task_id) {
     auto d = core_.tasks.Get(dep_id);
     if (!d || d->unmet_deps <= 0) continue;
     d->unmet_deps -= 1;
+    if (d->unmet_deps == 0 && d->status == "blocked" && d->resume_status == "pending") {
+      d->resume_status = "ready";  // a gate holds it; it becomes ready when the gate resolves
+    }
     if (d->unmet_deps == 0 && d->status == "pending") {
       d->status = "ready";
       EmitToCoordinator(d->coordinator, "status", "normal", d->id, 0,

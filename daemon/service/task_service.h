@@ -118,6 +118,8 @@ class TaskService {
   void Spawn(int64_t dispatch_id);
   void ScheduleWake(int64_t at_ms);
   std::vector<store::TerminalRecord> Candidates(const store::DispatchRecord& d);
+  // Every open terminal ("@idle" queues for whichever frees up first).
+  StatusOr<std::vector<std::string>> ResolveAnyTerminal();
   bool CoolingDown(const std::string& profile, int64_t now, int64_t* until);
 
   // Completion.

@@ -430,3 +430,87 @@ TEST_CASE("cancelling a task kills its running dispatch", "[dispatch]") {
   CHECK(done["failure_kind"] == "cancelled");
   CHECK(WaitFor([&] { return d.CliJson({"terminal", "show", "w1"})["state"] == "idle"; }, 5s));
 }
+
+TEST_CASE("hostile worker output: invalid UTF-8 is stored safely and every view still works",
+          "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  std::string script = d.WriteFile("bad.sh", "printf 'error: \\344\\270 x\\n' >&2\nexit 1\n");
+  auto p = d.FakeProfile("sh", "shfam");
+  p["command"] = {"/bin/sh", script};
+  p["type"] = "command";
+  d.WriteProfile("sh", p);
+  d.Stop();
+  d.Start();
+  d.Cli({"terminal", "create", "--profile", "sh", "--handle", "s1", "--cwd", d.dir()});
+  std::string id = CreateTask(d, "anything\n");
+  d.CliJson({"dispatch", "--task", id, "--to", "s1"});
+  auto done = WaitDone(d, id);
+  CHECK(Payload(done)["failure_kind"] == "nonzero_exit");
+  CHECK(d.Cli({"task", "show", id}).exit_code == 0);
+  CHECK(d.Cli({"inbox"}).exit_code == 0);
+  CHECK(d.Cli({"wait", "--task", id, "--timeout-ms", "100"}).exit_code == 0);
+  // Invalid UTF-8 from a client is refused, not stored.
+  RunResult bad = d.Cli({"send", "--to", "coordinator", "--type", "status", "--body", "\xff\xfe"});
+  CHECK(bad.exit_code == 1);
+  // An absurd wait is refused with a clear error and the daemon stays up.
+  std::vector<std::string> args = {"wait", "--timeout-ms", "10"};
+  for (int i = 0; i < 1001; ++i) {
+    args.push_back("--task");
+    args.push_back(std::to_string(i + 1));
+  }
+  RunResult huge = d.Cli(args);
+  CHECK(huge.exit_code == 1);
+  CHECK(huge.err.find("task_ids") != std::string::npos);
+  CHECK(d.Cli({"status"}).exit_code == 0);
+}
+
+TEST_CASE("closing a terminal hands its work back instead of stranding it", "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  std::string marker = d.dir() + "/h.pid";
+  std::string running = CreateTask(d, "FAKE: hang-once " + marker + "\n");
+  std::string queued = CreateTask(d, "next\n");
+  d.CliJson({"dispatch", "--task", running, "--to", "w1"});
+  CHECK(d.CliJson({"dispatch", "--task", queued, "--to", "w1"})["state"] == "queued");
+  REQUIRE(WaitFor([&] { return std::filesystem::exists(marker) &&
+                               std::filesystem::file_size(marker) > 0; }, 10s));
+  CHECK(d.CliJson({"terminal", "close", "w1", "--force"})["state"] == "draining");
+  auto stopped = Payload(WaitDone(d, running));
+  CHECK(stopped["failure_kind"] == "cancelled");
+  CHECK(WaitFor([&] { return d.CliJson({"task", "show", running})["task"]["status"] == "ready"; }, 10s));
+  CHECK(WaitFor([&] { return d.CliJson({"task", "show", queued})["task"]["status"] == "ready"; }, 10s));
+  CHECK(d.CliJson({"terminal", "show", "w1"})["state"] == "closed");
+  // Both can go elsewhere.
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w2", "--cwd", d.dir()});
+  d.CliJson({"dispatch", "--task", queued, "--to", "@idle"});
+  CHECK(Payload(WaitDone(d, queued))["outcome"] == "succeeded");
+}
+
+TEST_CASE("a gate on a pending task: it becomes ready once deps complete and the gate resolves",
+          "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  std::string a = CreateTask(d, "dep\n");
+  std::string b = CreateTask(d, "gated\n", {"--deps", a});
+  auto g = d.CliJson({"gate", "create", "--task", b, "--question", "go?"});
+  d.CliJson({"dispatch", "--task", a, "--to", "w1"});
+  WaitDone(d, a);
+  CHECK(d.CliJson({"task", "show", b})["task"]["status"] == "blocked");
+  d.CliJson({"gate", "resolve", g["id"].get<std::string>(), "--decision", "yes"});
+  CHECK(d.CliJson({"task", "show", b})["task"]["status"] == "ready");
+}
+
+TEST_CASE("@idle queues when every terminal is busy", "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  std::string x = CreateTask(d, "FAKE: sleep 300\n");
+  std::string y = CreateTask(d, "then me\n");
+  CHECK(d.CliJson({"dispatch", "--task", x, "--to", "@idle"})["state"] == "running");
+  CHECK(d.CliJson({"dispatch", "--task", y, "--to", "@idle"})["state"] == "queued");
+  CHECK(Payload(WaitDone(d, y))["outcome"] == "succeeded");
+}

@@ -2,6 +2,8 @@
 // fake reviewer of a given family (FAKE-REVIEW lines in the artifact script each reviewer).
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <future>
+#include <thread>
 
 #include "daemon_fixture.h"
 
@@ -234,4 +236,18 @@ TEST_CASE("parallel lines take the stricter severity; report shows Phase 0 figur
   CHECK(report["reviews"] == 1);
   CHECK(report["unique_findings_per_family"]["deepseek"] >= 1);
   CHECK(report["converged"] == 1);
+}
+
+TEST_CASE("a pending review wait does not hold up daemon shutdown", "[review]") {
+  DaemonFixture d;
+  Start(d, {{"review", {{"default_cap", 2}, {"round_timeout_s", 60}}}});
+  auto r = StartReview(d, Script({"FAKE-REVIEW openai * hang"}), {"--mode", "simple", "--primary", "chal"});
+  auto waiting = std::async(std::launch::async, [&] {
+    return d.Cli({"review", "wait", r["id"].get<std::string>(), "--timeout-ms", "600000"});
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto start = std::chrono::steady_clock::now();
+  CHECK(d.Stop() == 0);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  CHECK(waiting.get().exit_code != 0);
 }
