@@ -30,6 +30,9 @@ mkdir -p "$cache_dir"
 cache_dir=$(cd "$cache_dir" && pwd)
 bin_dir="$cache_dir/node_modules/.bin"
 stamp="$cache_dir/.conclave-pins"
+# Parallel test processes share the cache: one installs, the others wait for it.
+exec 9>"$cache_dir/.lock"
+flock 9
 want=$(printf '%s\n' "${PINS[@]%%[[:space:]]*}")
 
 have_all() {

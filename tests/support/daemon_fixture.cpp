@@ -124,9 +124,11 @@ DaemonFixture::~DaemonFixture() {
 }
 
 void DaemonFixture::Start(const std::vector<std::string>& extra_flags) {
-  std::vector<std::string> argv = {CONCLAVED_BIN, "--state-dir", state_dir(), "--listen",
+  std::vector<std::string> argv = launcher_;
+  std::vector<std::string> daemon = {CONCLAVED_BIN, "--state-dir", state_dir(), "--listen",
                                    "unix:" + socket_, "--profiles", profiles_dir(),
                                    "--log-level", "debug"};
+  argv.insert(argv.end(), daemon.begin(), daemon.end());
   for (const auto& f : extra_flags) argv.push_back(f);
   std::string log = dir_ + "/daemon.log";
   int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -139,14 +141,17 @@ void DaemonFixture::Start(const std::vector<std::string>& extra_flags) {
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;
     if (kv.rfind("CONCLAVE_", 0) == 0 || kv.rfind("NOTIFY_SOCKET", 0) == 0) continue;
-    env.push_back(kv);
+    bool overridden = false;
+    for (const auto& e : extra_env_) overridden |= kv.substr(0, kv.find('=') + 1) == e.substr(0, e.find('=') + 1);
+    if (!overridden) env.push_back(kv);
   }
+  for (const auto& e : extra_env_) env.push_back(e);
   std::vector<char*> av, ev;
   for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
   av.push_back(nullptr);
   for (const auto& e : env) ev.push_back(const_cast<char*>(e.c_str()));
   ev.push_back(nullptr);
-  REQUIRE(posix_spawn(&pid_, CONCLAVED_BIN, &fa, nullptr, av.data(), ev.data()) == 0);
+  REQUIRE(posix_spawn(&pid_, argv[0].c_str(), &fa, nullptr, av.data(), ev.data()) == 0);
   posix_spawn_file_actions_destroy(&fa);
   close(fd);
   bool up = WaitFor(
@@ -157,7 +162,7 @@ void DaemonFixture::Start(const std::vector<std::string>& extra_flags) {
         }
         return Cli({"status"}).exit_code == 0;
       },
-      std::chrono::seconds(20));
+      std::chrono::seconds(60));
   INFO(daemon_log());
   REQUIRE(up);
   REQUIRE(pid_ > 0);

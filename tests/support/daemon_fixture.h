@@ -33,6 +33,11 @@ class DaemonFixture {
   DaemonFixture();
   ~DaemonFixture();
 
+  // Runs conclaved through a launcher (e.g. unshare + a wrapper script) with extra env.
+  void SetLauncher(std::vector<std::string> prefix, std::vector<std::string> extra_env) {
+    launcher_ = std::move(prefix);
+    extra_env_ = std::move(extra_env);
+  }
   // Starts conclaved (extra flags appended); waits until `conclave status` answers.
   void Start(const std::vector<std::string>& extra_flags = {});
   // SIGTERM and wait; returns the exit status.
@@ -63,6 +68,8 @@ class DaemonFixture {
   std::string dir_;
   std::string socket_;
   pid_t pid_ = -1;
+  std::vector<std::string> launcher_;
+  std::vector<std::string> extra_env_;
 };
 
 }  // namespace conclave::testing
