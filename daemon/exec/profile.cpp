@@ -83,6 +83,7 @@ StatusOr<Profile> ParseProfile(const nlohmann::json& j, const std::string& file,
                    str("type", p.type, false), str("brief", p.brief, false),
                    str("parser", p.parser, false), str("template", p.template_name, false),
                    str("version_command", p.version_command, false), arr("command", p.command),
+                   str("workdir", p.workdir, false),
                    arr("budget_flag", p.budget_flag), arr("review_args", p.review_args),
                    map("env", p.env), map("files", p.files), num("timeout_s", p.timeout_s, 1),
                    num("idle_timeout_s", p.idle_timeout_s, 0),
@@ -119,6 +120,9 @@ StatusOr<Profile> ParseProfile(const nlohmann::json& j, const std::string& file,
     return FieldError(bad_field, "type", "must be \"cli\" or \"command\"");
   }
   if (p.command.empty()) return FieldError(bad_field, "command", "must name a program");
+  if (p.workdir != "terminal" && p.workdir != "dispatch") {
+    return FieldError(bad_field, "workdir", "must be \"terminal\" or \"dispatch\"");
+  }
   if (p.brief != "stdin" && p.brief != "arg") {
     return FieldError(bad_field, "brief", "must be \"stdin\" or \"arg\"");
   }

@@ -29,6 +29,7 @@ struct Profile {
   int idle_timeout_s = 300;
   int max_concurrent = 1;
   bool isolate_home = false;
+  std::string workdir = "terminal";  // "terminal": the terminal's cwd; "dispatch": a private dir
   std::string template_name;  // brief template under profiles/templates/, "" = plain
   std::vector<std::string> budget_flag;  // argv appended when a per-dispatch cap is set
   std::vector<std::string> review_args;  // argv appended for reviewer dispatches

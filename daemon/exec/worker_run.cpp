@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/write.hpp>
 
 #include "exec/proc_info.h"
@@ -201,8 +202,11 @@ void WorkerRun::OnExited(int wait_status) {
 
 void WorkerRun::ArmIdleTimer() {
   if (limits_.idle_timeout.count() <= 0 && limits_.idle_kill.count() <= 0) return;
-  auto step = limits_.idle_timeout.count() > 0 ? limits_.idle_timeout : limits_.idle_kill;
-  idle_timer_.expires_after(std::min<std::chrono::milliseconds>(step, std::chrono::seconds(1)));
+  // Check a few times per timeout so silence is noticed within a quarter of it.
+  auto span = limits_.idle_timeout.count() > 0 ? limits_.idle_timeout : limits_.idle_kill;
+  auto step = std::clamp<std::chrono::milliseconds>(span / 4, std::chrono::milliseconds(50),
+                                                    std::chrono::seconds(1));
+  idle_timer_.expires_after(step);
   idle_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
     if (ec || self->reaped_) return;
     auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -437,7 +437,12 @@ void TaskService::Spawn(int64_t dispatch_id) {
   }
   std::string socket = core_.listener;
   if (socket.rfind("unix:", 0) == 0) socket = socket.substr(5);
-  env["PWD"] = term->cwd;  // some CLIs (opencode) trust $PWD over the real working directory
+  std::string workdir = term->cwd;
+  if (p->workdir == "dispatch") {
+    workdir = dir + "/work";
+    fs::create_directories(workdir, ec);
+  }
+  env["PWD"] = workdir;  // some CLIs (opencode) trust $PWD over the real working directory
   env["CONCLAVE_SOCKET"] = socket;
   env["CONCLAVE_TERMINAL_HANDLE"] = d->terminal;
   env["CONCLAVE_TASK_ID"] = std::to_string(d->task_id);
@@ -446,7 +451,7 @@ void TaskService::Spawn(int64_t dispatch_id) {
   secrets.push_back(d->token);
 
   exec::SpawnSpec spec;
-  spec.cwd = term->cwd;
+  spec.cwd = workdir;
   for (const auto& a : p->command) {
     auto r = exec::ResolveTemplate(a, "command", ctx);
     if (!r.ok()) return fail("profile " + p->name + " command: " + r.status().message());

@@ -514,3 +514,74 @@ TEST_CASE("@idle queues when every terminal is busy", "[dispatch]") {
   CHECK(d.CliJson({"dispatch", "--task", y, "--to", "@idle"})["state"] == "queued");
   CHECK(Payload(WaitDone(d, y))["outcome"] == "succeeded");
 }
+
+TEST_CASE("heartbeats while a worker makes progress; an escalation when it goes silent",
+          "[dispatch]") {
+  DaemonFixture d;
+  auto p = d.FakeProfile("fake", "fakefam");
+  p["idle_timeout_s"] = 1;
+  d.WriteProfile("fake", p);
+  d.Start({"--config", d.WriteFile("config.json", R"({"heartbeat_interval_s": 0})")});
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  std::string id = CreateTask(d, "FAKE: print one\nFAKE: print two\nFAKE: sleep 1800\nFAKE: print three\n");
+  d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+  auto p2 = Payload(WaitDone(d, id));
+  CHECK(p2["outcome"] == "succeeded");  // silence alone escalates; it does not fail the run
+  CHECK(d.CliJson({"inbox", "--task", id, "--types", "heartbeat"})["messages"].size() >= 2);
+  auto esc = d.CliJson({"inbox", "--task", id, "--types", "escalation"});
+  REQUIRE(esc["messages"].size() == 1);
+  CHECK(esc["messages"][0]["subject"].get<std::string>().find("silent") != std::string::npos);
+}
+
+TEST_CASE("profile workdir policy: the terminal's directory or a private per-dispatch one",
+          "[dispatch]") {
+  DaemonFixture d;
+  auto p = d.FakeProfile("priv", "fam");
+  p["workdir"] = "dispatch";
+  d.WriteProfile("priv", p);
+  d.WriteProfile("fake", d.FakeProfile("fake", "fam"));
+  d.Start();
+  d.Cli({"terminal", "create", "--profile", "priv", "--handle", "p1", "--cwd", d.dir()});
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "f1", "--cwd", d.dir()});
+  std::string a = CreateTask(d, "FAKE: print-env PWD\n");
+  std::string b = CreateTask(d, "FAKE: print-env PWD\n");
+  d.CliJson({"dispatch", "--task", a, "--to", "p1"});
+  d.CliJson({"dispatch", "--task", b, "--to", "f1"});
+  auto pa = Payload(WaitDone(d, a));
+  auto pb = Payload(WaitDone(d, b));
+  CHECK(pa["result"]["text"].get<std::string>().find("PWD=" + d.state_dir() + "/dispatches/") !=
+        std::string::npos);
+  CHECK(pb["result"]["text"].get<std::string>().find("PWD=" + d.dir() + "\n") != std::string::npos);
+}
+
+TEST_CASE("doctor says what is ready and how to fix what is not, never printing secrets",
+          "[dispatch]") {
+  DaemonFixture d;
+  auto ok = d.FakeProfile("ready", "fam");
+  ok["version_command"] = "/bin/echo fake 1.0";
+  d.WriteProfile("ready", ok);
+  auto missing = d.FakeProfile("nokey", "fam");
+  missing["command"] = {"no-such-cli-xyz"};
+  missing["env"] = {{"API_KEY", "${env:NO_SUCH_KEY_XYZ}"},
+                    {"BASE_URL", "${env:NO_SUCH_URL:-https://example.invalid/v1}"}};
+  d.WriteProfile("nokey", missing);
+  auto secret = d.FakeProfile("secret", "fam");
+  secret["env"] = {{"API_KEY", "${env:HOME}"}};
+  d.WriteProfile("secret", secret);
+  d.Start();
+  RunResult r = d.Cli({"doctor"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("READY     ready") != std::string::npos);
+  CHECK(r.out.find("fake 1.0") != std::string::npos);
+  CHECK(r.out.find("NOT READY nokey") != std::string::npos);
+  CHECK(r.out.find("no-such-cli-xyz is not on conclaved's PATH") != std::string::npos);
+  CHECK(r.out.find("NO_SUCH_KEY_XYZ is not set") != std::string::npos);
+  CHECK(r.out.find("fix: export NO_SUCH_KEY_XYZ") != std::string::npos);
+  CHECK(r.out.find("https://example.invalid/v1") != std::string::npos);
+  CHECK(r.out.find("HOME is set (value hidden)") != std::string::npos);
+  const char* home = std::getenv("HOME");
+  if (home && std::string(home).size() > 4) CHECK(r.out.find(std::string("=") + home) == std::string::npos);
+  auto j = d.CliJson({"profile", "list"});
+  CHECK(j["profiles"].size() == 3);
+}

@@ -218,3 +218,25 @@ TEST_CASE("a rate-limit puts the profile in cooldown: its queue waits, its famil
   CHECK(done["dispatches"][1]["cost_estimated"] == false);
   WaitStatus(d, b, {"completed", "ready"});
 }
+
+TEST_CASE("per-family daily and per-session caps refuse new work, naming the cap", "[failure]") {
+  DaemonFixture d;
+  Start(d, {{"budgets", {{"per_family_daily_usd", {{"fakefam", 0.5}}}, {"per_session_usd", 1.0}}}});
+  std::string a = Task(d, "FAKE: cost 0.70\nFAKE: status FAIL\n", {"--session", "s1"});
+  d.CliJson({"dispatch", "--task", a, "--to", "w1"});
+  WaitStatus(d, a, {"ready"});
+  RunResult fam = d.Cli({"dispatch", "--task", a, "--to", "w1"});
+  CHECK(fam.exit_code == 1);
+  CHECK(fam.err.find("daily cap of family fakefam") != std::string::npos);
+  // Another family still has budget, until the session's cap is spent.
+  d.CliJson({"dispatch", "--task", a, "--to", "w2"});
+  json t = WaitStatus(d, a, {"ready"});
+  CHECK(t["task"]["spent_usd"].get<double>() == Approx(1.4));
+  RunResult ses = d.Cli({"dispatch", "--task", a, "--to", "w2"});
+  CHECK(ses.exit_code == 1);
+  CHECK(ses.err.find("per-session cap of session s1") != std::string::npos);
+  auto status = d.CliJson({"status"});
+  bool shown = false;
+  for (const auto& s : status["spend"]) shown |= s["cap"] == "family:fakefam:today";
+  CHECK(shown);
+}

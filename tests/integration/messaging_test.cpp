@@ -1,6 +1,9 @@
 // Integration: durable, event-driven messaging over a real socket with the real client.
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <cstring>
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -294,4 +297,49 @@ TEST_CASE("watch streams events after a cursor as JSON lines", "[messaging]") {
     subjects.push_back(nlohmann::json::parse(line)["subject"].get<std::string>());
   }
   CHECK(subjects == std::vector<std::string>{"before", "live"});
+}
+
+TEST_CASE("sd_notify: READY once serving, WATCHDOG pings, STOPPING on shutdown", "[messaging]") {
+  DaemonFixture d;
+  std::string path = d.dir() + "/notify.sock";
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  d.SetLauncher({"/usr/bin/env", "NOTIFY_SOCKET=" + path, "WATCHDOG_USEC=200000"}, {});
+  d.Start();
+  std::string got;
+  auto read_until = [&](const std::string& want) {
+    return WaitFor(
+        [&] {
+          char buf[512];
+          ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+          if (n > 0) got.append(buf, static_cast<size_t>(n)).append("\n");
+          return got.find(want) != std::string::npos;
+        },
+        5s);
+  };
+  CHECK(read_until("READY=1"));
+  CHECK(read_until("WATCHDOG=1"));
+  CHECK(d.Stop() == 0);
+  CHECK(read_until("STOPPING=1"));
+  close(fd);
+}
+
+TEST_CASE("a database written by a newer Conclave is refused with a clear error", "[messaging]") {
+  DaemonFixture d;
+  d.Start();
+  d.Stop();
+  RunResult sql = conclave::testing::RunProgram(
+      {"/usr/bin/sqlite3", d.state_dir() + "/conclave.db",
+       "INSERT INTO schema_migrations(version, name, applied_ms) VALUES (999, 'future', 0);"});
+  REQUIRE(sql.exit_code == 0);
+  RunResult r = conclave::testing::RunProgram({CONCLAVED_BIN, "--state-dir", d.state_dir(),
+                                               "--listen", "unix:" + d.socket(), "--profiles",
+                                               d.profiles_dir()});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("newer") != std::string::npos);
+  CHECK(r.err.find("999") != std::string::npos);
 }
