@@ -11,6 +11,18 @@ void AddMessagingCommands(CLI::App& app, Options& opts, int* rc);
 void AddTaskCommands(CLI::App& app, Options& opts, int* rc);
 void AddReviewCommands(CLI::App& app, Options& opts, int* rc);
 
+// Calls one unary RPC; on failure reports it and stores the exit code in *rc.
+template <typename Req, typename Resp, typename Fn>
+bool Call(Client& c, Fn fn, const Req& req, Resp* resp, int* rc, int64_t deadline_ms = 30000) {
+  auto ctx = c.Context(deadline_ms);
+  grpc::Status s = (c.stub().*fn)(ctx.get(), req, resp);
+  if (!s.ok()) {
+    *rc = c.Fail(s);
+    return false;
+  }
+  return true;
+}
+
 // Reads a file, or stdin for "-". Returns false (and prints why) on failure.
 bool ReadInput(const std::string& path, std::string* out);
 // Splits "a,b,c" into parts (empty parts dropped).

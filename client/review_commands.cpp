@@ -96,9 +96,7 @@ void AddReviewCommands(CLI::App& app, Options& opts, int* rc) {
     req.set_session(a->session);
     req.set_idempotency_key(a->key);
     v1::Review r;
-    auto ctx = c.Context();
-    auto s = c.stub().StartReview(ctx.get(), req, &r);
-    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (!Call(c, &S::StartReview, req, &r, rc)) return;
     if (c.json()) return PrintJson(r);
     PrintReview(r, false);
   });
@@ -109,9 +107,7 @@ void AddReviewCommands(CLI::App& app, Options& opts, int* rc) {
     v1::GetReviewRequest req;
     req.set_id(a->id);
     v1::Review r;
-    auto ctx = c.Context();
-    auto s = c.stub().GetReview(ctx.get(), req, &r);
-    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (!Call(c, &S::GetReview, req, &r, rc)) return;
     if (c.json()) return PrintJson(r);
     PrintReview(r, true);
   });
@@ -137,9 +133,7 @@ void AddReviewCommands(CLI::App& app, Options& opts, int* rc) {
     v1::ListReviewsRequest req;
     req.set_limit(a->limit);
     v1::ListReviewsReply r;
-    auto ctx = c.Context();
-    auto s = c.stub().ListReviews(ctx.get(), req, &r);
-    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (!Call(c, &S::ListReviews, req, &r, rc)) return;
     if (c.json()) return PrintJson(r);
     for (const auto& x : r.reviews()) PrintReview(x, false);
   });
@@ -151,9 +145,7 @@ void AddReviewCommands(CLI::App& app, Options& opts, int* rc) {
     v1::GetReviewRequest req;
     req.set_id(a->id);
     v1::Review r;
-    auto ctx = c.Context();
-    auto s = c.stub().GetReview(ctx.get(), req, &r);
-    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (!Call(c, &S::GetReview, req, &r, rc)) return;
     if (c.json()) PrintJson(r);
     if (r.status() == "done" && r.verdict() == "APPROVED") {
       if (!c.json()) std::cout << "APPROVED: review " << r.id() << " rev " << r.revision() << "\n";
@@ -184,9 +176,7 @@ void AddReviewCommands(CLI::App& app, Options& opts, int* rc) {
     }
     req.set_artifact(artifact);
     v1::Review r;
-    auto ctx = c.Context();
-    auto s = c.stub().Regate(ctx.get(), req, &r);
-    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (!Call(c, &S::Regate, req, &r, rc)) return;
     if (c.json()) return PrintJson(r);
     PrintReview(r, false);
   });
@@ -236,9 +226,7 @@ void AddReviewCommands(CLI::App& app, Options& opts, int* rc) {
       return;
     }
     v1::ReportReply r;
-    auto ctx = c.Context();
-    auto s = c.stub().Report(ctx.get(), req, &r);
-    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (!Call(c, &S::Report, req, &r, rc)) return;
     if (c.json()) {
       std::cout << r.json() << "\n";
       return;

@@ -39,17 +39,6 @@ void PrintDispatch(const v1::DispatchInfo& d) {
   std::cout << "\n";
 }
 
-template <typename Req, typename Resp, typename Fn>
-bool Call(Client& c, Fn fn, const Req& req, Resp* resp, int* rc, int64_t deadline_ms = 30000) {
-  auto ctx = c.Context(deadline_ms);
-  grpc::Status s = (c.stub().*fn)(ctx.get(), req, resp);
-  if (!s.ok()) {
-    *rc = c.Fail(s);
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 void AddTaskCommands(CLI::App& app, Options& opts, int* rc) {

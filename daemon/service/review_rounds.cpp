@@ -30,6 +30,26 @@ std::vector<domain::Finding> FindingsFromJson(const std::string& text) {
   return parsed.ok ? parsed.findings : std::vector<domain::Finding>{};
 }
 
+// Reconciled findings with their provenance (family, round, profile, disposition, open).
+// Parallel lines are matched to their reviewer by family, debate findings by round.
+nlohmann::json ProvenanceJson(const std::vector<domain::ReconciledFinding>& reconciled,
+                              const std::vector<store::RoundRecordRow>& rounds, bool by_round) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& f : reconciled) {
+    auto j = domain::FindingToJson(f.finding);
+    j["family"] = f.family;
+    j["round"] = f.round;
+    j["foreign"] = f.from_foreign;
+    j["disposition"] = f.disposition;
+    j["open"] = f.open;
+    for (const auto& x : rounds) {
+      if (by_round ? x.round == f.round : x.family == f.family) j["profile"] = x.profile;
+    }
+    out.push_back(j);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string ReviewService::EnsureTerminal(const std::string& profile) {
@@ -270,21 +290,8 @@ Status ReviewService::Advance(store::ReviewRecord& r, std::vector<int64_t>* to_d
     gate.termination = domain::Termination::kConverged;
     gate.findings = reconciled;
     auto decision = domain::DecideGate(gate);
-    nlohmann::json fj = nlohmann::json::array();
-    for (const auto& f : reconciled) {
-      auto j = domain::FindingToJson(f.finding);
-      j["family"] = f.family;
-      j["round"] = f.round;
-      j["foreign"] = f.from_foreign;
-      j["disposition"] = f.disposition;
-      j["open"] = f.open;
-      for (const auto& x : rounds) {
-        if (x.family == f.family) j["profile"] = x.profile;
-      }
-      fj.push_back(j);
-    }
     Finalize(r, std::string(domain::VerdictName(decision.verdict)), "converged", decision.reason,
-             fj, decision.escalate);
+             ProvenanceJson(reconciled, rounds, /*by_round=*/false), decision.escalate);
     return Status::Ok();
   }
   // Debate.
@@ -314,21 +321,9 @@ Status ReviewService::Advance(store::ReviewRecord& r, std::vector<int64_t>* to_d
   gate.termination = t;
   gate.findings = reconciled;
   auto decision = domain::DecideGate(gate);
-  nlohmann::json fj = nlohmann::json::array();
-  for (const auto& f : reconciled) {
-    auto j = domain::FindingToJson(f.finding);
-    j["family"] = f.family;
-    j["round"] = f.round;
-    j["foreign"] = f.from_foreign;
-    j["disposition"] = f.disposition;
-    j["open"] = f.open;
-    for (const auto& x : rounds) {
-      if (x.round == f.round) j["profile"] = x.profile;
-    }
-    fj.push_back(j);
-  }
   Finalize(r, std::string(domain::VerdictName(decision.verdict)),
-           std::string(domain::TerminationName(t)), decision.reason, fj, decision.escalate);
+           std::string(domain::TerminationName(t)), decision.reason,
+           ProvenanceJson(reconciled, rounds, /*by_round=*/true), decision.escalate);
   return Status::Ok();
 }
 
