@@ -125,7 +125,7 @@ void TaskService::Dispatch(const DispatchInput& in, Done<store::DispatchRecord> 
     for (const auto& h : members.value()) {
       auto term = core_.terminals.Get(h);
       if (!term) continue;
-      if (term->state == "closed" || term->state == "draining") {
+      if (term->state == "closed" || term->state == "draining" || term->state == "offline") {
         if (in.to[0] != '@') {
           return FailedPrecondition("to: terminal '" + h + "' is " + term->state +
                                     " and takes no new work");

@@ -59,6 +59,12 @@ void TaskService::Recover() {
                         "dispatch " + std::to_string(d.id) + " interrupted by a daemon restart",
                         "re-queued as dispatch " + std::to_string(next), payload.dump());
     }
+    // A terminal whose profile is no longer loaded is offline until it comes back.
+    for (const auto& term : core_.terminals.List(false)) {
+      bool loaded = core_.profiles.Find(term.profile) != nullptr;
+      if (!loaded && term.state == "idle") core_.terminals.SetState(term.handle, "offline", 0);
+      if (loaded && term.state == "offline") core_.terminals.SetState(term.handle, "idle", 0);
+    }
     // Terminals left busy without a running dispatch (crash between writes).
     for (const auto& term : core_.terminals.List(false)) {
       if (term.state != "busy") continue;

@@ -1,6 +1,10 @@
 // Integration: durable, event-driven messaging over a real socket with the real client.
 #include <signal.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <spawn.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <cstring>
@@ -342,4 +346,47 @@ TEST_CASE("a database written by a newer Conclave is refused with a clear error"
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("newer") != std::string::npos);
   CHECK(r.err.find("999") != std::string::npos);
+}
+
+TEST_CASE("a loopback TCP listener requires the bearer token", "[messaging]") {
+  DaemonFixture d;
+  int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(probe, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  socklen_t len = sizeof a;
+  getsockname(probe, reinterpret_cast<sockaddr*>(&a), &len);
+  int port = ntohs(a.sin_port);
+  close(probe);
+  std::string addr = "tcp:127.0.0.1:" + std::to_string(port);
+  std::string cfg = d.WriteFile("tcp.json", R"({"listen": ")" + addr + R"(", "tcp_token": "s3cret-token"})");
+  // Flags win over the file: drop the fixture's unix listener by starting by hand.
+  RunResult bad = conclave::testing::RunProgram(
+      {CONCLAVED_BIN, "--state-dir", d.dir() + "/x", "--listen", "tcp:10.1.2.3:9"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("loopback") != std::string::npos);
+  pid_t pid = 0;
+  {
+    std::vector<std::string> argv = {CONCLAVED_BIN, "--config", cfg, "--state-dir", d.dir() + "/tcp",
+                                     "--profiles", d.profiles_dir()};
+    std::vector<char*> av;
+    for (auto& s : argv) av.push_back(s.data());
+    av.push_back(nullptr);
+    extern char** environ;
+    REQUIRE(posix_spawn(&pid, CONCLAVED_BIN, nullptr, nullptr, av.data(), environ) == 0);
+  }
+  auto cli = [&](const std::vector<std::string>& env) {
+    return conclave::testing::RunProgram({CONCLAVE_BIN, "--socket", addr, "status"}, "", env);
+  };
+  REQUIRE(WaitFor([&] { return cli({"CONCLAVE_TOKEN=s3cret-token"}).exit_code == 0; }, 20s));
+  RunResult none = cli({});
+  CHECK(none.exit_code == 1);
+  CHECK(none.err.find("unauthenticated") != std::string::npos);
+  CHECK(cli({"CONCLAVE_TOKEN=wrong"}).exit_code == 1);
+  kill(pid, SIGTERM);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  CHECK(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 0);
 }
