@@ -311,12 +311,21 @@ void TaskService::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o) 
       auto& secs = result["contract"]["sections"];
       if (secs.contains("SUMMARY")) summary = secs["SUMMARY"].get<std::string>();
     }
-    EmitToCoordinator(d->coordinator, "worker_done", outcome == "succeeded" ? "normal" : "high",
-                      d->task_id, d->id,
-                      "task " + std::to_string(d->task_id) + " dispatch " + std::to_string(d->id) +
-                          " " + outcome + (d->failure_kind.empty() ? "" : " (" + d->failure_kind + ")"),
-                      summary.empty() ? d->evidence : summary,
-                      payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    payload["will_retry"] = t->status == "dispatched";
+    if (kind == FailureKind::kInterrupted) {
+      // The run did not end by itself: the daemon is stopping and re-runs it on restart.
+      EmitToCoordinator(d->coordinator, "status", "high", d->task_id, d->id,
+                        "dispatch " + std::to_string(d->id) + " interrupted by shutdown",
+                        "re-queued; it runs again when conclaved restarts",
+                        payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    } else {
+      EmitToCoordinator(d->coordinator, "worker_done", outcome == "succeeded" ? "normal" : "high",
+                        d->task_id, d->id,
+                        "task " + std::to_string(d->task_id) + " dispatch " + std::to_string(d->id) +
+                            " " + outcome + (d->failure_kind.empty() ? "" : " (" + d->failure_kind + ")"),
+                        summary.empty() ? d->evidence : summary,
+                        payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
     if (!escalation.empty()) {
       EmitToCoordinator(d->coordinator, "escalation",
                         kind == FailureKind::kAuthError ? "urgent" : "high", d->task_id, d->id,

@@ -585,3 +585,25 @@ TEST_CASE("doctor says what is ready and how to fix what is not, never printing 
   auto j = d.CliJson({"profile", "list"});
   CHECK(j["profiles"].size() == 3);
 }
+
+TEST_CASE("SIGTERM during a run stops the worker, and the restarted daemon re-runs it",
+          "[dispatch][crash]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  std::string marker = d.dir() + "/t.pid";
+  std::string id = CreateTask(d, "FAKE: hang-once " + marker + "\n");
+  d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+  REQUIRE(WaitFor([&] { return std::filesystem::exists(marker) &&
+                               std::filesystem::file_size(marker) > 0; }, 10s));
+  pid_t worker = 0;
+  std::ifstream(marker) >> worker;
+  CHECK(d.Stop() == 0);
+  CHECK(ProcessGone(worker));  // a clean stop leaves no worker behind
+  d.Start();
+  auto p = Payload(WaitDone(d, id));
+  CHECK(p["outcome"] == "succeeded");
+  auto show = d.CliJson({"task", "show", id});
+  REQUIRE(show["dispatches"].size() == 2);
+  CHECK(show["dispatches"][0]["state"] == "interrupted");
+}
