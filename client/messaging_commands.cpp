@@ -276,7 +276,7 @@ void AddMessagingCommands(CLI::App& app, Options& opts, int* rc) {
 
   // wait
   struct WaitArgs {
-    std::string types, to;
+    std::string types, to, from;
     std::vector<int64_t> tasks;
     int64_t after = -1;
     int64_t timeout_ms = 30000;
@@ -286,6 +286,7 @@ void AddMessagingCommands(CLI::App& app, Options& opts, int* rc) {
       "wait", "block until a matching message exists (exit 4 on timeout with nothing)");
   wait->add_option("--types", wa->types, "comma-separated types");
   wait->add_option("--to", wa->to, "recipient");
+  wait->add_option("--from", wa->from, "sender (conclaved = the daemon's own reports)");
   wait->add_option("--task", wa->tasks, "task id (repeatable)");
   wait->add_option("--after", wa->after,
                    "cursor: only messages with seq > N (default: from now, or from the start "
@@ -301,6 +302,7 @@ void AddMessagingCommands(CLI::App& app, Options& opts, int* rc) {
     v1::WaitRequest req;
     for (const auto& t : SplitList(wa->types)) req.add_types(t);
     req.set_to(wa->to);
+    req.set_from(wa->from);
     for (int64_t t : wa->tasks) req.add_task_ids(t);
     if (wa->after >= 0) {
       req.set_after_seq(wa->after);

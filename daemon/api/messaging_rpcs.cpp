@@ -209,6 +209,7 @@ Unary* ConclaveService::Wait(CTX* ctx, const v1::WaitRequest* req, v1::WaitReply
     service::WaitInput in;
     in.filter.types.assign(req->types().begin(), req->types().end());
     in.filter.to = req->to();
+    in.filter.from = req->from();
     in.filter.task_ids.assign(req->task_ids().begin(), req->task_ids().end());
     in.after_seq = req->after_seq();
     in.from_now = req->from_now();

@@ -42,8 +42,8 @@ std::string CreateTask(DaemonFixture& d, const std::string& brief,
 json WaitDone(DaemonFixture& d, const std::string& task, int64_t timeout_ms = 30000) {
   std::string after = "0";
   for (;;) {
-    auto r = d.CliJson({"wait", "--task", task, "--types", "worker_done", "--after", after,
-                        "--timeout-ms", std::to_string(timeout_ms)});
+    auto r = d.CliJson({"wait", "--task", task, "--types", "worker_done", "--from", "conclaved",
+                        "--after", after, "--timeout-ms", std::to_string(timeout_ms)});
     REQUIRE(!r["messages"].empty());
     for (const auto& m : r["messages"]) {
       if (m["from"] == "conclaved") return m;
