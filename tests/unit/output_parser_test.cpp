@@ -451,7 +451,7 @@ TEST_CASE("qwen: success", "[output_parser][qwen]") {
   CHECK(Contains(t.result_text, "TOOL_RAN"));
 }
 
-TEST_CASE("qwen: [API Error with exit 0 and is_error:false is a failure", "[output_parser][qwen]") {
+TEST_CASE("qwen: an API Error result with exit 0 and is_error:false is a failure", "[output_parser][qwen]") {
   auto e500 = ParseCliOutput("qwen-json", kQwenHttp500, "", 0);
   CHECK(e500.failure == FailureKind::kProviderUnavailable);
   CHECK(Contains(e500.evidence, "is_error=false"));
