@@ -138,7 +138,7 @@ void AddMessagingCommands(CLI::App& app, Options& opts, int* rc) {
   send->add_option("--to", sa->to, "handle or @all|@idle|@family:F|@profile:P|@worktree:DIR");
   send->add_option("--type", sa->type, "status|dispatch|worker_done|heartbeat|escalation|"
                                        "decision_gate|question|reply");
-  send->add_option("--subject", sa->subject, "subject line");
+  send->add_option("--subject", sa->subject, "subject line")->required();
   auto* body = send->add_option("--body", sa->body, "body text");
   send->add_option("--body-file", sa->body_file, "read the body from a file (- for stdin)")
       ->excludes(body);

@@ -213,6 +213,9 @@ void AddTaskCommands(CLI::App& app, Options& opts, int* rc) {
     if (c.json()) return PrintJson(r);
     std::cout << (r.existing() ? "existing task " : "created task ") << r.task().id() << " ("
               << r.task().status() << ")\n";
+    if (r.existing() && !r.task().result_json().empty()) {
+      std::cout << "  result: " << r.task().result_json().substr(0, 2000) << "\n";
+    }
   });
   auto* tl = task->add_subcommand("list", "list tasks");
   tl->add_option("--status", tk->status, "filter by status");
@@ -256,6 +259,11 @@ void AddTaskCommands(CLI::App& app, Options& opts, int* rc) {
       std::cout << "\n";
     }
     if (!t.result_json().empty()) std::cout << "  result: " << t.result_json().substr(0, 2000) << "\n";
+    if (r.events_size()) std::cout << "  last events (newest first):\n";
+    for (const auto& m : r.events()) {
+      std::cout << "    #" << m.seq() << " " << FormatTime(m.created_unix_ms()) << " [" << m.type()
+                << "] " << m.from() << " -> " << m.to() << ": " << m.subject() << "\n";
+    }
   });
   struct UpdArgs {
     std::string title, brief, hypothesis, scope, validation;

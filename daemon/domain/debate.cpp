@@ -174,7 +174,10 @@ Termination EvaluateDebate(const std::vector<RoundRecord>& rounds, int cap) {
     return !raised_new && disputes.empty() ? Termination::kConverged : Termination::kContinue;
   }
   if (disputes.empty()) {
-    return !raised_new || challenges >= cap ? Termination::kConverged : Termination::kContinue;
+    // Convergence is declared by a foreign round that brings nothing new; the primary's
+    // answer (even a full concession) hands the floor back to a challenger while cap remains.
+    (void)raised_new;
+    return challenges >= cap ? Termination::kConverged : Termination::kContinue;
   }
   if (challenges >= cap) return Termination::kCapReached;
   // The previous primary response round ends the previous round pair.

@@ -27,9 +27,9 @@
 //     disagreement is open (the primary has nothing to answer); else kContinue (the primary
 //     always answers the last challenge).
 //   - after a primary response round, with D = open disagreements:
-//       D empty:     kConverged when this round raised no new findings, or when k >= cap
-//                    (nothing is disputed; the primary's extra findings are adopted);
-//                    else kContinue (a challenger may examine them).
+//       D empty:     kConverged when k >= cap (nothing is disputed; the primary's extra
+//                    findings are adopted); else kContinue — convergence is declared only by
+//                    a foreign round that brings nothing new, so a challenger gets the floor.
 //       D non-empty: kCapReached when k >= cap (→ verdict adversarial-stalemate, never
 //                    "trust the primary"); else kNoMovement when D's fingerprint equals the
 //                    fingerprint after the previous primary response round (two consecutive

@@ -89,7 +89,8 @@ ReviewPlan PlanSingleLine(const ReviewPlanRequest& request, ReviewPlan plan) {
     if (!pick) return Refuse("default profile " + request.default_profile + " is not available");
     if (!CheckCrossFamily("reviewer", *pick, request.writer_family).empty()) pick.reset();
   }
-  if (!pick) pick = FirstOutside(request, {request.writer_family}, false);
+  // The configured default reviewer first (when it is cross-family), then config order.
+  if (!pick) pick = FirstOutside(request, {request.writer_family}, true);
   if (!pick) {
     return Refuse(mode + " review needs a profile outside the writer's family " +
                   request.writer_family + "; none is available");

@@ -146,7 +146,7 @@ void TaskService::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o) 
         std::string why = c.sections.count("BLOCKERS") ? c.sections.at("BLOCKERS") : "";
         if (why.empty() || why == "none") why = c.sections.count("SUMMARY") ? c.sections.at("SUMMARY") : "";
         evidence = "worker reported " + c.status + ": " + why.substr(0, 500);
-      } else if (need_contract && t->role == "writer" && !c.changed_files.empty()) {
+      } else if (t->role == "writer" && !c.changed_files.empty()) {
         auto term = core_.terminals.Get(d->terminal);
         auto problems = exec::UnpersistedClaims(term ? term->cwd : ".", c.changed_files);
         if (!problems.empty()) {

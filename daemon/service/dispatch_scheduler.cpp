@@ -281,6 +281,12 @@ std::vector<int64_t> TaskService::PumpLocked() {
                         "");
       continue;
     }
+    // The task's remaining budget caps this run too (passed to the CLI, enforced by the daemon).
+    double task_cap = task->budget_usd > 0 ? task->budget_usd : core_.config.budgets.per_task_usd;
+    if (task_cap > 0) {
+      double remaining = std::max(0.0001, task_cap - core_.dispatches.TaskSpend(task->id));
+      if (d.budget_usd <= 0 || remaining < d.budget_usd) d.budget_usd = remaining;
+    }
     d.terminal = chosen->handle;
     d.profile = profile->name;
     d.family = profile->family;

@@ -39,7 +39,7 @@ ProfileCheck StaticCheck(const exec::Profile& p, const std::map<std::string, std
   c.program_path = exec::FindOnPath(c.program, env_list);
   if (c.program_path.empty()) {
     c.problems.push_back(c.program + " is not on conclaved's PATH");
-    c.fixes.push_back("install it (see README: model CLIs) or put its directory on PATH before "
+    c.fixes.push_back("install it (README, \"Model CLIs\") or put its directory on PATH before "
                       "starting conclaved");
   } else {
     c.ok.push_back(c.program + " found at " + c.program_path);

@@ -50,6 +50,16 @@ nlohmann::json ProvenanceJson(const std::vector<domain::ReconciledFinding>& reco
   return out;
 }
 
+bool SameFamilyName(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string ReviewService::EnsureTerminal(const std::string& profile) {
@@ -279,7 +289,31 @@ Status ReviewService::Advance(store::ReviewRecord& r, std::vector<int64_t>* to_d
     }
   }
   auto plan = nlohmann::json::parse(r.plan);
+  // Fail closed: a review in which no reviewer of another family than the writer's took part
+  // (a debate with cap 0 and a same-family primary) can never pass the gate.
+  auto foreign_done = [&] {
+    for (const auto& x : rounds) {
+      if (x.state == "done" && !SameFamilyName(x.family, r.writer_family)) return true;
+    }
+    return false;
+  };
+  auto finished = [&] {
+    for (const auto& x : rounds) {
+      if (x.state != "done") return false;
+    }
+    return true;
+  };
+  auto no_foreign = [&] {
+    Finalize(r, "gate-absent", "no_foreign_reviewer",
+             "no reviewer outside the writer's family " + r.writer_family +
+                 " took part; a merge needs a foreign reviewer",
+             nlohmann::json::array(), true);
+  };
   if (r.mode != "debate") {
+    if (finished() && !foreign_done()) {
+      no_foreign();
+      return Status::Ok();
+    }
     for (const auto& x : rounds) {
       if (x.state != "done") return Status::Ok();  // other lines still running
     }
@@ -301,6 +335,10 @@ Status ReviewService::Advance(store::ReviewRecord& r, std::vector<int64_t>* to_d
     records.push_back({x.round, x.role == "challenger", FindingsFromJson(x.findings), x.family});
   }
   domain::Termination t = domain::EvaluateDebate(records, r.cap);
+  if (t != domain::Termination::kContinue && !foreign_done()) {
+    no_foreign();
+    return Status::Ok();
+  }
   if (t == domain::Termination::kContinue) {
     int next = domain::NextRoundNumber(records);
     if (domain::NextIsForeign(records)) {

@@ -291,6 +291,8 @@ nlohmann::json ReviewService::Report(int64_t since_ms) {
            {"timed_out", 0}, {"failed", 0}, {"malformed", 0}, {"cost_usd", 0.0}};
     }
     p["malformed"] = p["malformed"].get<int64_t>() + rs.Int(1);
+    // Those dispatches exited cleanly but answered garbage: not clean invocations.
+    p["clean"] = std::max<int64_t>(0, p["clean"].get<int64_t>() - rs.Int(1));
   }
   out["profiles"] = nlohmann::json::array();
   for (auto& [name, p] : profiles) {

@@ -201,7 +201,7 @@ TEST_CASE("group addresses resolve against terminals", "[dispatch]") {
   d.Cli({"terminal", "create", "--profile", "p2", "--handle", "t2", "--cwd", d.dir()});
   auto to = [&](const std::string& addr) {
     std::set<std::string> out;
-    json sent = d.CliJson({"send", "--to", addr, "--type", "status"});
+    json sent = d.CliJson({"send", "--to", addr, "--type", "status", "--subject", "s"});
     for (const auto& m : sent["messages"]) {
       out.insert(m["to"].get<std::string>());
     }
@@ -216,7 +216,7 @@ TEST_CASE("group addresses resolve against terminals", "[dispatch]") {
   RunResult again = d.Cli({"terminal", "create", "--profile", "p2", "--handle", "t2"});
   CHECK(again.exit_code == 1);
   CHECK(again.err.find("never reissued") != std::string::npos);
-  CHECK(d.Cli({"send", "--to", "t2", "--type", "status"}).exit_code == 1);
+  CHECK(d.Cli({"send", "--to", "t2", "--type", "status", "--subject", "s"}).exit_code == 1);
 }
 
 TEST_CASE("hard timeout kills the whole process tree, leaving no survivors", "[dispatch]") {
@@ -301,7 +301,7 @@ TEST_CASE("a worker reports worker_done itself with its token, once; a wrong tok
   REQUIRE(reports["messages"].size() == 1);
   CHECK(reports["messages"][0]["to"] == "coordinator");
   // A forged report for a finished dispatch is refused with PERMISSION_DENIED.
-  RunResult forged = d.Cli({"send", "--type", "worker_done", "--to", "coordinator", "--dispatch",
+  RunResult forged = d.Cli({"send", "--type", "worker_done", "--subject", "forged", "--to", "coordinator", "--dispatch",
                             done["dispatch_id"].get<std::string>(), "--token", "0000"});
   CHECK(forged.exit_code == 1);
   CHECK(forged.err.find("permission denied") != std::string::npos);
@@ -452,7 +452,7 @@ TEST_CASE("hostile worker output: invalid UTF-8 is stored safely and every view 
   CHECK(d.Cli({"inbox"}).exit_code == 0);
   CHECK(d.Cli({"wait", "--task", id, "--timeout-ms", "100"}).exit_code == 0);
   // Invalid UTF-8 from a client is refused, not stored.
-  RunResult bad = d.Cli({"send", "--to", "coordinator", "--type", "status", "--body", "\xff\xfe"});
+  RunResult bad = d.Cli({"send", "--to", "coordinator", "--type", "status", "--subject", "s", "--body", "\xff\xfe"});
   CHECK(bad.exit_code == 1);
   // An absurd wait is refused with a clear error and the daemon stays up.
   std::vector<std::string> args = {"wait", "--timeout-ms", "10"};
@@ -606,4 +606,18 @@ TEST_CASE("SIGTERM during a run stops the worker, and the restarted daemon re-ru
   auto show = d.CliJson({"task", "show", id});
   REQUIRE(show["dispatches"].size() == 2);
   CHECK(show["dispatches"][0]["state"] == "interrupted");
+}
+
+TEST_CASE("a writer's claims are checked even for command profiles without a contract",
+          "[dispatch]") {
+  DaemonFixture d;
+  auto p = d.FakeProfile("cmd", "fam");
+  p["type"] = "command";
+  p["contract"] = false;
+  d.WriteProfile("cmd", p);
+  d.Start();
+  d.Cli({"terminal", "create", "--profile", "cmd", "--handle", "c1", "--cwd", d.dir()});
+  std::string id = CreateTask(d, "FAKE: changes nothere.c\n", {"--role", "writer"});
+  d.CliJson({"dispatch", "--task", id, "--to", "c1"});
+  CHECK(Payload(WaitDone(d, id))["failure_kind"] == "claim_not_persisted");
 }

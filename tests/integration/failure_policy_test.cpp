@@ -240,3 +240,13 @@ TEST_CASE("per-family daily and per-session caps refuse new work, naming the cap
   for (const auto& s : status["spend"]) shown |= s["cap"] == "family:fakefam:today";
   CHECK(shown);
 }
+
+TEST_CASE("a task's budget caps its running dispatch too", "[failure]") {
+  DaemonFixture d;
+  Start(d);
+  std::string id = Task(d, "FAKE: cost 0.40\nFAKE: hang\n", {"--budget-usd", "0.3"});
+  d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+  json t = WaitStatus(d, id, {"failed"});
+  CHECK(t["dispatches"][0]["failure_kind"] == "budget_exceeded");
+  CHECK(t["dispatches"][0]["cost_usd"].get<double>() == Approx(0.40));
+}

@@ -251,3 +251,40 @@ TEST_CASE("a pending review wait does not hold up daemon shutdown", "[review]") 
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
   CHECK(waiting.get().exit_code != 0);
 }
+
+TEST_CASE("no foreign reviewer, no pass: a same-family debate with cap 0 is gate-absent",
+          "[review]") {
+  DaemonFixture d;
+  Start(d);
+  auto r = Wait(d, StartReview(d, Script({}), {"--mode", "debate", "--primary", "prim", "--cap", "0"}));
+  CHECK(r["verdict"] == "gate-absent");
+  CHECK(r["termination"] == "no_foreign_reviewer");
+  CHECK(d.Cli({"review", "gate", r["id"].get<std::string>()}).exit_code == 5);
+  // With a foreign primary, cap 0 is a valid one-reviewer review.
+  auto ok = Wait(d, StartReview(d, Script({}), {"--mode", "debate", "--primary", "chal", "--cap", "0"}));
+  CHECK(ok["verdict"] == "APPROVED");
+}
+
+TEST_CASE("simple mode takes the configured default reviewer when it is cross-family",
+          "[review]") {
+  DaemonFixture d;
+  Start(d, {{"review", {{"default_cap", 2}, {"round_timeout_s", 20}, {"default_profile", "third"}}}});
+  auto r = Wait(d, StartReview(d, Script({}), {"--mode", "simple"}));
+  REQUIRE(r["rounds"].size() == 1);
+  CHECK(r["rounds"][0]["profile"] == "third");
+}
+
+TEST_CASE("a challenger gets the floor after the primary concedes, until a foreign round is quiet",
+          "[review]") {
+  DaemonFixture d;
+  Start(d);
+  auto art = Script({"FAKE-REVIEW anthropic 0 json []",
+                     "FAKE-REVIEW openai 1 json [" + F("C1", "BLOCKER", "new") + "]",
+                     "FAKE-REVIEW anthropic 2 json [" + F("C1", "BLOCKER", "agree") + "]",
+                     "FAKE-REVIEW openai 3 json []"});
+  auto r = Wait(d, StartReview(d, art, {"--mode", "debate", "--primary", "prim", "--challenger",
+                                        "chal", "--cap", "3"}));
+  CHECK(r["rounds"].size() == 4);
+  CHECK(r["termination"] == "converged");
+  CHECK(r["verdict"] == "BLOCKED");
+}

@@ -180,7 +180,8 @@ TEST_CASE("reconcile: the primary cannot dismiss a foreign finding", "[review]")
   REQUIRE(out.size() == 1);
   CHECK(out[0].open);
   CHECK(out[0].finding.severity == Severity::kHigh);
-  GateInput gate{false, EvaluateDebate(rounds, 2), out, false};
+  CHECK(EvaluateDebate(rounds, 2) == Termination::kContinue);  // a challenger has the floor
+  GateInput gate{false, EvaluateDebate(rounds, 1), out, false};
   CHECK(ComputeVerdict(gate) == Verdict::kBlocked);
   // Another challenger family cannot withdraw it either.
   rounds.push_back(R(3, {F("B1", Severity::kHigh, Stance::kWithdraw)}, "zhipu"));
