@@ -146,31 +146,29 @@ TEST_CASE("gemini: a dispatch ends in worker_done", "[e2e][e2e-more]") {
   DispatchEndsInWorkerDone("gemini", "google");
 }
 
-TEST_CASE("claude runs `conclave send --type worker_done` itself with its dispatch token", "[e2e]") {
+// The CLI itself runs `conclave send --type worker_done` through its shell tool; the daemon
+// binds the report to the attempt by the token in the CLI's environment.
+void CliReportsItself(const std::string& profile) {
   E2eDaemon e;
   if (!e.ready) return;
-  std::string t = Terminal(e, "claude");
+  std::string t = Terminal(e, profile);
+  std::string subject = profile + "-says-done";
   json p = RunTask(e, t,
                    "Report completion.\nMOCK:tool_worker_done CMD: conclave send --type worker_done "
-                   "--subject 'claude says done'\n");
+                   "--subject " + subject + "\n");
   CHECK(p["outcome"] == "succeeded");
   auto reports = e.d.CliJson({"inbox", "--types", "worker_done", "--from", t});
   REQUIRE(reports["messages"].size() == 1);
-  CHECK(reports["messages"][0]["subject"] == "claude says done");
+  CHECK(reports["messages"][0]["subject"] == subject);
   CHECK(reports["messages"][0]["to"] == "coordinator");
 }
 
+TEST_CASE("claude runs `conclave send --type worker_done` itself with its dispatch token", "[e2e]") {
+  CliReportsItself("claude");
+}
+
 TEST_CASE("codex runs `conclave send --type worker_done` itself too", "[e2e]") {
-  E2eDaemon e;
-  if (!e.ready) return;
-  std::string t = Terminal(e, "codex");
-  json p = RunTask(e, t,
-                   "Report completion.\nMOCK:tool_worker_done CMD: conclave send --type worker_done "
-                   "--subject codex-done\n");
-  CHECK(p["outcome"] == "succeeded");
-  auto reports = e.d.CliJson({"inbox", "--types", "worker_done", "--from", t});
-  REQUIRE(reports["messages"].size() == 1);
-  CHECK(reports["messages"][0]["subject"] == "codex-done");
+  CliReportsItself("codex");
 }
 
 TEST_CASE("provider 500 / 429 / 401 are classified and the CLI is not left retrying",

@@ -54,6 +54,16 @@ json WaitDone(DaemonFixture& d, const std::string& task, int64_t timeout_ms = 30
 
 json Payload(const json& m) { return json::parse(m["payload_json"].get<std::string>()); }
 
+// Waits until the fake worker wrote its pid to marker (it is running); returns the pid.
+pid_t WaitForMarker(const std::string& marker) {
+  REQUIRE(WaitFor([&] { return std::filesystem::exists(marker) &&
+                               std::filesystem::file_size(marker) > 0; }, 10s));
+  pid_t pid = 0;
+  std::ifstream(marker) >> pid;
+  REQUIRE(pid > 0);
+  return pid;
+}
+
 bool ProcessGone(pid_t pid) {
   if (kill(pid, 0) != 0) return true;
   // A zombie is gone for our purposes only once reaped; read its state.
@@ -370,11 +380,7 @@ TEST_CASE("kill -9 of the daemon mid-run: survivors stopped, dispatch interrupte
   WaitDone(d, done_id);
   std::string id = CreateTask(d, "FAKE: hang-once " + marker + "\n");
   d.CliJson({"dispatch", "--task", id, "--to", "w1"});
-  REQUIRE(WaitFor([&] { return std::filesystem::exists(marker) &&
-                               std::filesystem::file_size(marker) > 0; }, 10s));
-  pid_t hung = 0;
-  std::ifstream(marker) >> hung;
-  REQUIRE(hung > 0);
+  pid_t hung = WaitForMarker(marker);
   d.Kill();
   CHECK(!ProcessGone(hung));  // the worker outlived the daemon
   d.Start();
@@ -420,10 +426,7 @@ TEST_CASE("cancelling a task kills its running dispatch", "[dispatch]") {
   std::string marker = d.dir() + "/c.pid";
   std::string id = CreateTask(d, "FAKE: hang-once " + marker + "\n");
   d.CliJson({"dispatch", "--task", id, "--to", "w1"});
-  REQUIRE(WaitFor([&] { return std::filesystem::exists(marker) &&
-                               std::filesystem::file_size(marker) > 0; }, 10s));
-  pid_t pid = 0;
-  std::ifstream(marker) >> pid;
+  pid_t pid = WaitForMarker(marker);
   CHECK(d.CliJson({"task", "cancel", id})["status"] == "cancelled");
   CHECK(WaitFor([&] { return ProcessGone(pid); }, 10s));
   auto done = Payload(WaitDone(d, id));
@@ -475,8 +478,7 @@ TEST_CASE("closing a terminal hands its work back instead of stranding it", "[di
   std::string queued = CreateTask(d, "next\n");
   d.CliJson({"dispatch", "--task", running, "--to", "w1"});
   CHECK(d.CliJson({"dispatch", "--task", queued, "--to", "w1"})["state"] == "queued");
-  REQUIRE(WaitFor([&] { return std::filesystem::exists(marker) &&
-                               std::filesystem::file_size(marker) > 0; }, 10s));
+  WaitForMarker(marker);
   CHECK(d.CliJson({"terminal", "close", "w1", "--force"})["state"] == "draining");
   auto stopped = Payload(WaitDone(d, running));
   CHECK(stopped["failure_kind"] == "cancelled");
@@ -594,10 +596,7 @@ TEST_CASE("SIGTERM during a run stops the worker, and the restarted daemon re-ru
   std::string marker = d.dir() + "/t.pid";
   std::string id = CreateTask(d, "FAKE: hang-once " + marker + "\n");
   d.CliJson({"dispatch", "--task", id, "--to", "w1"});
-  REQUIRE(WaitFor([&] { return std::filesystem::exists(marker) &&
-                               std::filesystem::file_size(marker) > 0; }, 10s));
-  pid_t worker = 0;
-  std::ifstream(marker) >> worker;
+  pid_t worker = WaitForMarker(marker);
   CHECK(d.Stop() == 0);
   CHECK(ProcessGone(worker));  // a clean stop leaves no worker behind
   d.Start();
