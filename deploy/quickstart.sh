@@ -40,6 +40,6 @@ task=$(printf 'echo "hello from a supervised worker in $PWD"\nuname -sr\n' \
        | conclave --json task create --brief - --title "quickstart demo" --role stage \
        | sed -n 's/.*"id":"\([0-9]*\)".*/\1/p')
 conclave dispatch --task "$task" --to demo-shell
-conclave wait --task "$task" --types worker_done --timeout-ms 30000
+conclave wait --task "$task" --types worker_done --from conclaved --timeout-ms 30000
 conclave terminal read demo-shell
 echo; echo "conclaved is running (log: $state/conclaved.log). Next: README.md."

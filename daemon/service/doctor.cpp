@@ -75,7 +75,18 @@ ProfileCheck StaticCheck(const exec::Profile& p, const std::map<std::string, std
   for (const auto& [k, v] : p.env) check_text(k, v);
   for (const auto& [path, content] : p.files) {
     check_text(path, content);
-    if (content.find("base_url") != std::string::npos) endpoint_seen = true;
+    if (content.find("base_url") == std::string::npos) continue;
+    endpoint_seen = true;
+    // Show the configured endpoint line of a generated config file (never a key).
+    exec::TemplateContext ctx;
+    ctx.environ = &env;
+    ctx.vars = {{"HOME", "~"}, {"TMPDIR", "/tmp"}, {"DISPATCH_DIR", "<dispatch>"}, {"CWD", "."}};
+    auto r = exec::ResolveTemplate(content, "config", ctx);
+    if (!r.ok()) continue;
+    std::istringstream lines(r->value);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("base_url") != std::string::npos) c.ok.push_back("endpoint " + line);
+    }
   }
   if (!endpoint_seen && p.type == "cli") c.ok.push_back("endpoint: the CLI's own default");
   return c;
