@@ -149,7 +149,8 @@ TEST_CASE("budget caps: a spent task cap refuses the next dispatch; a run past i
   std::string id = Task(d, "FAKE: cost 0.60\nFAKE: status FAIL\nFAKE: blockers flaky\n",
                         {"--budget-usd", "0.5"});
   d.CliJson({"dispatch", "--task", id, "--to", "w1"});
-  json t = WaitStatus(d, id, {"ready"});
+  // The run passes the task's cap: it is stopped (failed) unless it exited first (ready).
+  json t = WaitStatus(d, id, {"ready", "failed"});
   CHECK(t["task"]["spent_usd"].get<double>() == Approx(0.60));
   RunResult refused = d.Cli({"dispatch", "--task", id, "--to", "w1"});
   CHECK(refused.exit_code == 1);
