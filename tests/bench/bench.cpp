@@ -1,0 +1,103 @@
+// bench: Conclave's own cost, each figure next to its bare baseline measured in the same run
+// (a bare gRPC ping server of the same build on a unix socket; posix_spawn+waitpid), over
+// repetitions (min / median / max). It starts its own ping server and conclaved on temporary
+// directories, prints a Markdown table on stdout (progress on stderr), and asserts nothing.
+//   bench [--daemon PATH] [--reps N] [--only a,b] [--messages N] [--idle-s S]
+// Sections: unary, send, wake, park, dispatch, load, reads (default: all).
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "bench_sections.h"
+
+#ifndef CONCLAVED_BIN
+#define CONCLAVED_BIN "conclaved"
+#endif
+
+namespace {
+
+const std::vector<std::pair<std::string, void (*)(bench::Env&)>> kSections = {
+    {"unary", bench::RunUnary}, {"send", bench::RunSend},         {"wake", bench::RunWake},
+    {"park", bench::RunPark},   {"dispatch", bench::RunDispatch}, {"load", bench::RunLoad},
+    {"reads", bench::RunReads},
+};
+
+int Usage(const char* argv0) {
+  std::fprintf(stderr,
+               "usage: %s [--daemon PATH] [--reps N] [--only SECTION,...] [--messages N] "
+               "[--idle-s S]\nsections: unary send wake park dispatch load reads\n",
+               argv0);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--serve-ping") return bench::ServePing(argv[2]);
+  bench::Env env;
+  env.daemon_bin = CONCLAVED_BIN;
+  std::set<std::string> only;
+  std::string command = "bench";
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) std::exit(Usage(argv[0]));
+      return argv[++i];
+    };
+    if (a == "--daemon") {
+      env.daemon_bin = value();
+      continue;  // a path: not part of the reproducible command
+    } else if (a == "--reps") {
+      env.reps = std::atoi(value().c_str());
+    } else if (a == "--messages") {
+      env.messages = std::atol(value().c_str());
+    } else if (a == "--idle-s") {
+      env.idle_s = std::atoi(value().c_str());
+    } else if (a == "--only") {
+      std::stringstream ss(value());
+      for (std::string s; std::getline(ss, s, ',');) only.insert(s);
+    } else {
+      return Usage(argv[0]);
+    }
+    command += " " + a + " " + argv[i];
+  }
+  for (const auto& s : only) {
+    bool known = false;
+    for (const auto& [name, fn] : kSections) known |= name == s;
+    if (!known) {
+      std::fprintf(stderr, "bench: unknown section '%s'\n", s.c_str());
+      return Usage(argv[0]);
+    }
+  }
+  if (env.reps < 1 || env.messages < 1000 || env.idle_s < 1) return Usage(argv[0]);
+
+  env.self = std::filesystem::read_symlink("/proc/self/exe");
+  env.root = bench::MakeTempDir("bench");
+  env.ping_socket = env.root + "/ping.sock";
+  env.ping = bench::Child({env.self, "--serve-ping", env.ping_socket}, env.root + "/ping.log");
+  if (!bench::WaitUntilServing(env.ping_socket, std::chrono::seconds(30))) {
+    std::fprintf(stderr, "bench: the ping server did not start\n");
+    return 1;
+  }
+  env.daemon.bin = env.daemon_bin;
+  env.daemon.dir = env.root + "/main";
+  bench::WriteBenchProfiles(env.daemon.dir + "/profiles");
+  env.daemon.Start();
+
+  for (const auto& [name, fn] : kSections) {
+    if (!only.empty() && !only.count(name)) continue;
+    fn(env);
+  }
+  env.daemon.Stop();
+  env.ping.Stop();
+
+  std::printf("%s", env.table.Markdown().c_str());
+  std::printf("\n`%s` — %d repetitions; %ld CPUs; conclaved: %s\n", command.c_str(), env.reps,
+              sysconf(_SC_NPROCESSORS_ONLN), env.daemon_bin.c_str());
+  std::filesystem::remove_all(env.root);
+  return 0;
+}

@@ -1,0 +1,250 @@
+// Bench sections over dispatches: Dispatch → the daemon's worker_done for a command profile
+// running `true` (terminal cwd not a git repository) against posix_spawn+waitpid of `true`,
+// CPU per dispatch, throughput with 8 terminals; and the loop under load (4 workers printing
+// 8 MiB each) against the idle daemon.
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <cstdio>
+#include <thread>
+
+#include "bench_sections.h"
+
+extern char** environ;
+
+namespace bench {
+namespace {
+
+bool CreateTerminal(v1::Conclave::Stub& stub, const std::string& profile,
+                    const std::string& handle, const std::string& cwd) {
+  auto ctx = Ctx();
+  v1::CreateTerminalRequest req;
+  req.set_profile(profile);
+  req.set_handle(handle);
+  req.set_cwd(cwd);
+  v1::Terminal resp;
+  grpc::Status s = stub.CreateTerminal(ctx.get(), req, &resp);
+  if (!s.ok()) std::fprintf(stderr, "bench: CreateTerminal %s: %s\n", handle.c_str(), Describe(s).c_str());
+  return s.ok();
+}
+
+int64_t CreateTask(v1::Conclave::Stub& stub, const std::string& brief) {
+  auto ctx = Ctx();
+  v1::CreateTaskRequest req;
+  req.set_brief(brief);
+  req.set_title("bench");
+  v1::CreateTaskReply resp;
+  grpc::Status s = stub.CreateTask(ctx.get(), req, &resp);
+  if (!s.ok()) std::fprintf(stderr, "bench: CreateTask: %s\n", Describe(s).c_str());
+  return resp.task().id();
+}
+
+bool Dispatch(v1::Conclave::Stub& stub, int64_t task, const std::string& to) {
+  auto ctx = Ctx();
+  v1::DispatchRequest req;
+  req.set_task_id(task);
+  req.set_to(to);
+  v1::DispatchInfo resp;
+  grpc::Status s = stub.Dispatch(ctx.get(), req, &resp);
+  if (!s.ok()) std::fprintf(stderr, "bench: Dispatch: %s\n", Describe(s).c_str());
+  return s.ok();
+}
+
+// Until the daemon's own worker_done for task is committed.
+bool WaitDone(v1::Conclave::Stub& stub, int64_t task) {
+  auto ctx = Ctx(std::chrono::seconds(120));
+  v1::WaitRequest req;
+  req.add_task_ids(task);
+  req.add_types("worker_done");
+  req.set_from("conclaved");
+  req.set_timeout_ms(110000);
+  v1::WaitReply resp;
+  grpc::Status s = stub.Wait(ctx.get(), req, &resp);
+  return s.ok() && resp.messages_size() > 0;
+}
+
+// One posix_spawn of `true` and its reap.
+void SpawnTrue() {
+  char arg0[] = "true";
+  char* argv[] = {arg0, nullptr};
+  pid_t pid;
+  if (posix_spawn(&pid, "/bin/true", nullptr, nullptr, argv, environ) == 0) {
+    int st;
+    waitpid(pid, &st, 0);
+  }
+}
+
+}  // namespace
+
+void RunDispatch(Env& env) {
+  constexpr int kSequential = 100, kTerminals = 8, kPerTerminal = 40;
+  auto stub = Stub(env.daemon.socket(), 6);
+  std::string cwd = env.daemon.dir + "/work";
+  for (int i = 0; i < kTerminals; ++i) {
+    CreateTerminal(*stub, "bench-true", "bt-" + std::to_string(i), cwd);
+  }
+  for (int rep = 0; rep < env.reps; ++rep) {
+    std::fprintf(stderr, "bench: dispatch, rep %d: sequential\n", rep + 1);
+    std::vector<int64_t> tasks;
+    for (int i = 0; i < kSequential; ++i) tasks.push_back(CreateTask(*stub, "true"));
+    std::vector<double> lat;
+    double cpu0 = ProcessCpuMicros(env.daemon.pid());
+    for (int64_t t : tasks) {
+      auto t0 = Clock::now();
+      if (Dispatch(*stub, t, "bt-0")) WaitDone(*stub, t);
+      lat.push_back(Micros(Clock::now() - t0));
+    }
+    double cpu_per_dispatch = (ProcessCpuMicros(env.daemon.pid()) - cpu0) / kSequential;
+    std::vector<double> spawn;
+    double tc0 = ThreadCpuMicros();
+    for (int i = 0; i < kSequential; ++i) {
+      auto t0 = Clock::now();
+      SpawnTrue();
+      spawn.push_back(Micros(Clock::now() - t0));
+    }
+    double cpu_per_spawn = (ThreadCpuMicros() - tc0) / kSequential;
+
+    std::fprintf(stderr, "bench: dispatch, rep %d: %d terminals\n", rep + 1, kTerminals);
+    std::vector<std::vector<int64_t>> work(kTerminals);
+    for (auto& w : work) {
+      for (int i = 0; i < kPerTerminal; ++i) w.push_back(CreateTask(*stub, "true"));
+    }
+    auto t0 = Clock::now();
+    std::vector<std::thread> ts;
+    for (int i = 0; i < kTerminals; ++i) {
+      ts.emplace_back([&, i] {
+        auto s = Stub(env.daemon.socket(), 300 + i);
+        for (int64_t t : work[i]) {
+          if (Dispatch(*s, t, "bt-" + std::to_string(i))) WaitDone(*s, t);
+        }
+      });
+    }
+    for (auto& t : ts) t.join();
+    double rate = kTerminals * kPerTerminal / SecondsSince(t0);
+    ts.clear();
+    t0 = Clock::now();
+    for (int i = 0; i < kTerminals; ++i) {
+      ts.emplace_back([&] {
+        for (int k = 0; k < kPerTerminal; ++k) SpawnTrue();
+      });
+    }
+    for (auto& t : ts) t.join();
+    double spawn_rate = kTerminals * kPerTerminal / SecondsSince(t0);
+
+    auto add = [&](const char* name, const char* unit, const char* label, double c, double b,
+                   bool hib) {
+      Row& r = env.table.Get(name, unit, label, hib);
+      r.conclave.push_back(c);
+      r.bare.push_back(b);
+    };
+    add("Dispatch → daemon's worker_done (`true`) p50", "ms", "spawn+wait",
+        Percentile(lat, 50) / 1000, Percentile(spawn, 50) / 1000, false);
+    add("Dispatch → daemon's worker_done (`true`) p99", "ms", "spawn+wait",
+        Percentile(lat, 99) / 1000, Percentile(spawn, 99) / 1000, false);
+    add("daemon CPU per dispatch", "ms", "parent CPU per posix_spawn", cpu_per_dispatch / 1000,
+        cpu_per_spawn / 1000, false);
+    add("dispatches completed per second, 8 terminals", "/s", "8 spawns in flight", rate,
+        spawn_rate, true);
+  }
+}
+
+void RunLoad(Env& env) {
+  constexpr int kWorkers = 4;
+  constexpr double kSeconds = 4;
+  auto stub = Stub(env.daemon.socket(), 7);
+  RegisterHandle(*stub, "bench-wake");
+  std::string cwd = env.daemon.dir + "/work";
+  for (int i = 0; i < kWorkers; ++i) {
+    CreateTerminal(*stub, "bench-8m", "b8-" + std::to_string(i), cwd);
+  }
+  auto status_call = [](v1::Conclave::Stub& s) {
+    auto ctx = Ctx();
+    v1::GetStatusRequest req;
+    v1::StatusReply resp;
+    return s.GetStatus(ctx.get(), req, &resp).ok();
+  };
+  for (int rep = 0; rep < env.reps; ++rep) {
+    std::fprintf(stderr, "bench: load, rep %d: idle\n", rep + 1);
+    auto wake_idle = WakeLatencies(*stub, "bench-wake", 100);
+    auto status_idle = TimeCalls(300, [&] { return status_call(*stub); });
+
+    std::fprintf(stderr, "bench: load, rep %d: %d workers × 8 MiB, repeatedly\n", rep + 1,
+                 kWorkers);
+    // Completions arrive on a Watch stream (a watcher, not a waiter), so the wake probe's
+    // "is my Wait parked" count sees only its own Wait.
+    std::mutex mu;
+    std::condition_variable cv;
+    std::set<int64_t> done;
+    auto watch_ctx = std::make_unique<grpc::ClientContext>();
+    auto watch_stub = Stub(env.daemon.socket(), 402);
+    v1::WatchRequest wreq;
+    wreq.add_types("worker_done");
+    wreq.set_from_now(true);
+    auto reader = watch_stub->Watch(watch_ctx.get(), wreq);
+    std::thread watcher([&] {
+      v1::Message m;
+      while (reader->Read(&m)) {
+        std::lock_guard<std::mutex> lk(mu);
+        done.insert(m.task_id());
+        cv.notify_all();
+      }
+    });
+    std::atomic<bool> loading{true};
+    std::vector<double> wake_load, status_load;
+    std::thread waker([&] {
+      auto s = Stub(env.daemon.socket(), 400);
+      while (loading) {
+        auto v = WakeLatencies(*s, "bench-wake", 5);
+        wake_load.insert(wake_load.end(), v.begin(), v.end());
+      }
+    });
+    std::thread prober([&] {
+      auto s = Stub(env.daemon.socket(), 401);
+      while (loading) {
+        auto t0 = Clock::now();
+        status_call(*s);
+        status_load.push_back(Micros(Clock::now() - t0));
+      }
+    });
+    auto start = Clock::now();
+    int bursts = 0;
+    while (bursts < 3 || SecondsSince(start) < kSeconds) {
+      std::vector<int64_t> tasks;
+      for (int i = 0; i < kWorkers; ++i) tasks.push_back(CreateTask(*stub, "eight mebibytes"));
+      for (int i = 0; i < kWorkers; ++i) Dispatch(*stub, tasks[i], "b8-" + std::to_string(i));
+      std::unique_lock<std::mutex> lk(mu);
+      bool all = cv.wait_for(lk, std::chrono::seconds(120), [&] {
+        for (int64_t t : tasks) {
+          if (!done.count(t)) return false;
+        }
+        return true;
+      });
+      if (!all) std::fprintf(stderr, "bench: load: a burst did not finish in 120 s\n");
+      ++bursts;
+    }
+    loading = false;
+    waker.join();
+    prober.join();
+    watch_ctx->TryCancel();
+    watcher.join();
+    std::fprintf(stderr, "bench: load, rep %d: %d bursts, %zu wakes, %zu status calls\n",
+                 rep + 1, bursts, wake_load.size(), status_load.size());
+    auto add = [&](const char* name, double c, double b) {
+      Row& r = env.table.Get(name, "µs", "idle");
+      r.conclave.push_back(c);
+      r.bare.push_back(b);
+    };
+    add("loop under load (4 × 8 MiB finishing): wake p50", Percentile(wake_load, 50),
+        Percentile(wake_idle, 50));
+    add("loop under load (4 × 8 MiB finishing): wake p99", Percentile(wake_load, 99),
+        Percentile(wake_idle, 99));
+    add("loop under load (4 × 8 MiB finishing): GetStatus p99", Percentile(status_load, 99),
+        Percentile(status_idle, 99));
+  }
+}
+
+}  // namespace bench

@@ -1,0 +1,190 @@
+// Bench section: read paths at 1k messages and at the big size (1M by default), and restart
+// to first answer. The log is filled fast by writing rows with SQLite straight into a stopped
+// daemon's database (the daemon created the schema on its first start), then the daemon is
+// started on it. Distribution: 100 recipients, 100 senders, 10k tasks, the 8 types, 10% unread.
+#include <sqlite3.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "bench_sections.h"
+
+namespace bench {
+namespace {
+
+const char* const kTypes[] = {"status",     "dispatch",      "worker_done", "heartbeat",
+                              "escalation", "decision_gate", "question",    "reply"};
+
+void Check(sqlite3* db, int rc, const char* what) {
+  if (rc == SQLITE_OK || rc == SQLITE_DONE || rc == SQLITE_ROW) return;
+  std::fprintf(stderr, "bench: fill: %s: %s\n", what, sqlite3_errmsg(db));
+  std::exit(1);
+}
+
+// Appends rows until the log holds `total` messages.
+void Fill(const std::string& path, long total) {
+  sqlite3* db = nullptr;
+  Check(db, sqlite3_open(path.c_str(), &db), "open");
+  Check(db, sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
+                             "PRAGMA cache_size=-1000000;", nullptr, nullptr, nullptr),
+        "pragmas");
+  sqlite3_stmt* count = nullptr;
+  Check(db, sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM messages", -1, &count, nullptr),
+        "count");
+  sqlite3_step(count);
+  long have = sqlite3_column_int64(count, 0);
+  sqlite3_finalize(count);
+  std::fprintf(stderr, "bench: reads: filling %ld → %ld messages\n", have, total);
+  sqlite3_stmt* ins = nullptr;
+  Check(db, sqlite3_prepare_v2(db,
+                               "INSERT INTO messages(created_ms, type, priority, sender, "
+                               "recipient, subject, body, payload, task_id, dispatch_id, "
+                               "thread_id, reply_to, read) VALUES (?,?,'normal',?,?,?,?,'',?,0,"
+                               "'t-fill',0,?)",
+                               -1, &ins, nullptr),
+        "prepare insert");
+  Check(db, sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr), "begin");
+  uint64_t x = 88172645463325252ull + have;  // xorshift: deterministic, cheap
+  std::string body(120, 'b');
+  for (long i = have; i < total; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    std::string to = "h" + std::to_string(x % 100);
+    std::string from = "h" + std::to_string((x >> 8) % 100);
+    std::string subject = "fill " + std::to_string(i);
+    sqlite3_bind_int64(ins, 1, 1700000000000LL + i);
+    sqlite3_bind_text(ins, 2, kTypes[(x >> 16) % 8], -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 3, from.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(ins, 4, to.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(ins, 5, subject.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(ins, 6, body.c_str(), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(ins, 7, 1 + static_cast<int64_t>((x >> 24) % 10000));
+    sqlite3_bind_int(ins, 8, (x >> 40) % 10 == 0 ? 0 : 1);
+    Check(db, sqlite3_step(ins), "insert");
+    sqlite3_reset(ins);
+  }
+  Check(db, sqlite3_exec(db, "COMMIT; PRAGMA journal_mode=WAL;", nullptr, nullptr, nullptr),
+        "commit");
+  sqlite3_finalize(ins);
+  sqlite3_close(db);
+}
+
+struct ReadPath {
+  const char* name;
+  std::function<bool(v1::Conclave::Stub&)> call;
+};
+
+std::vector<ReadPath> ReadPaths() {
+  auto inbox = [](std::function<void(v1::InboxRequest&)> set) {
+    return [set](v1::Conclave::Stub& s) {
+      auto ctx = Ctx();
+      v1::InboxRequest req;
+      req.set_limit(50);
+      set(req);
+      v1::MessageList resp;
+      return s.Inbox(ctx.get(), req, &resp).ok();
+    };
+  };
+  return {
+      {"Inbox to= one handle, limit 50", inbox([](auto& r) { r.set_to("h7"); })},
+      {"Inbox from= one sender, limit 50", inbox([](auto& r) { r.set_from("h3"); })},
+      {"Inbox task= one task, limit 50", inbox([](auto& r) { r.set_task_id(123); })},
+      {"Inbox type= heartbeat, limit 50", inbox([](auto& r) { r.add_types("heartbeat"); })},
+      {"Inbox to= + unread, limit 50", inbox([](auto& r) {
+         r.set_to("h7");
+         r.set_unread_only(true);
+       })},
+      {"Check (peek, limit 50)",
+       [](v1::Conclave::Stub& s) {
+         auto ctx = Ctx();
+         v1::CheckRequest req;
+         req.set_handle("h7");
+         req.set_peek(true);
+         req.set_limit(50);
+         v1::MessageList resp;
+         return s.Check(ctx.get(), req, &resp).ok();
+       }},
+      {"Wait to= with no match (1 ms timeout)",
+       [](v1::Conclave::Stub& s) {
+         auto ctx = Ctx();
+         v1::WaitRequest req;
+         req.set_to("h7");
+         req.set_from_now(true);
+         req.set_timeout_ms(1);
+         v1::WaitReply resp;
+         return s.Wait(ctx.get(), req, &resp).ok();
+       }},
+      {"GetStatus",
+       [](v1::Conclave::Stub& s) {
+         auto ctx = Ctx();
+         v1::GetStatusRequest req;
+         v1::StatusReply resp;
+         return s.GetStatus(ctx.get(), req, &resp).ok();
+       }},
+  };
+}
+
+using Samples = std::map<std::string, std::vector<std::vector<double>>>;  // path → per rep
+
+void MeasureReads(Env& env, Daemon& d, Samples& out, const char* label) {
+  constexpr int kN = 300;
+  auto stub = Stub(d.socket(), 500);
+  for (int rep = 0; rep < env.reps; ++rep) {
+    std::fprintf(stderr, "bench: reads at %s, rep %d\n", label, rep + 1);
+    for (const auto& p : ReadPaths()) {
+      out[p.name].push_back(TimeCalls(kN, [&] { return p.call(*stub); }));
+    }
+  }
+}
+
+}  // namespace
+
+void RunReads(Env& env) {
+  Daemon d;
+  d.bin = env.daemon_bin;
+  d.dir = env.root + "/reads";
+  WriteBenchProfiles(d.dir + "/profiles");
+  d.Start();
+  {
+    auto stub = Stub(d.socket(), 501);
+    for (int i = 0; i < 100; ++i) RegisterHandle(*stub, "h" + std::to_string(i));
+  }
+  d.Stop();
+  Fill(d.db_path(), 1000);
+  std::vector<double> restart_small, restart_big;
+  restart_small.push_back(d.Start());
+  Samples small, big;
+  MeasureReads(env, d, small, "1k");
+  for (int rep = 1; rep < env.reps; ++rep) {
+    d.Stop();
+    restart_small.push_back(d.Start());
+  }
+  d.Stop();
+  Fill(d.db_path(), env.messages);
+  std::string big_label = env.messages >= 1000000 && env.messages % 1000000 == 0
+                              ? std::to_string(env.messages / 1000000) + "M"
+                              : std::to_string(env.messages);
+  for (int rep = 0; rep < env.reps; ++rep) {
+    if (rep) d.Stop();
+    restart_big.push_back(d.Start());
+  }
+  MeasureReads(env, d, big, big_label.c_str());
+  d.Stop();
+
+  for (const auto& p : ReadPaths()) {
+    for (double pct : {50.0, 99.0}) {
+      std::string name = std::string(p.name) + (pct == 50 ? " p50" : " p99") + " at " + big_label;
+      Row& r = env.table.Get(name, "µs", "at 1k");
+      for (const auto& v : big[p.name]) r.conclave.push_back(Percentile(v, pct));
+      for (const auto& v : small[p.name]) r.bare.push_back(Percentile(v, pct));
+    }
+  }
+  Row& r = env.table.Get("restart → first answer at " + big_label, "ms", "at 1k");
+  for (double s : restart_big) r.conclave.push_back(s * 1000);
+  for (double s : restart_small) r.bare.push_back(s * 1000);
+  std::filesystem::remove_all(d.dir);
+}
+
+}  // namespace bench

@@ -1,0 +1,303 @@
+// Bench sections over plain RPCs: unary round trips, Send latency/throughput/CPU, Send → Wait
+// wake latency, and 10k parked Waits. Each repetition measures the bare ping server too.
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "bench_sections.h"
+
+namespace bench {
+
+std::vector<double> TimeCalls(int n, const std::function<bool()>& fn) {
+  std::vector<double> out;
+  out.reserve(n);
+  int failed = 0;
+  for (int i = 0; i < n; ++i) {
+    auto t0 = Clock::now();
+    bool ok = fn();
+    out.push_back(Micros(Clock::now() - t0));
+    if (!ok) ++failed;
+  }
+  if (failed) std::fprintf(stderr, "bench:   %d of %d calls failed\n", failed, n);
+  return out;
+}
+
+bool RegisterHandle(v1::Conclave::Stub& stub, const std::string& name) {
+  auto ctx = Ctx();
+  v1::RegisterHandleRequest req;
+  req.set_name(name);
+  v1::Handle resp;
+  return stub.RegisterHandle(ctx.get(), req, &resp).ok();
+}
+
+bool SendTo(v1::Conclave::Stub& stub, const std::string& to, const std::string& subject) {
+  auto ctx = Ctx();
+  v1::SendRequest req;
+  req.set_to(to);
+  req.set_from("bench");
+  req.set_type("status");
+  req.set_subject(subject);
+  req.set_body("a short status line from the benchmark");
+  v1::SendReply resp;
+  return stub.Send(ctx.get(), req, &resp).ok();
+}
+
+std::map<std::string, int64_t> Counts(v1::Conclave::Stub& stub, int64_t* last_seq) {
+  auto ctx = Ctx();
+  v1::GetStatusRequest req;
+  v1::StatusReply resp;
+  stub.GetStatus(ctx.get(), req, &resp);
+  if (last_seq) *last_seq = resp.last_seq();
+  return {resp.counts().begin(), resp.counts().end()};
+}
+
+std::vector<double> PingLatencies(const Env& env, int n) {
+  auto stub = Stub(env.ping_socket, 1);
+  return TimeCalls(n, [&] {
+    auto ctx = Ctx();
+    v1::GetStatusRequest req;
+    v1::StatusReply resp;
+    return stub->GetStatus(ctx.get(), req, &resp).ok();
+  });
+}
+
+std::vector<double> WakeLatencies(v1::Conclave::Stub& stub, const std::string& handle, int n) {
+  std::vector<double> out;
+  int64_t cursor = 0;
+  int64_t base = Counts(stub, &cursor)["waiters"];
+  for (int i = 0; i < n; ++i) {
+    auto ctx = Ctx(std::chrono::seconds(60));
+    v1::WaitRequest req;
+    req.set_to(handle);
+    req.set_after_seq(cursor);
+    req.set_timeout_ms(30000);
+    v1::WaitReply resp;
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    Clock::time_point woke;
+    stub.async()->Wait(ctx.get(), &req, &resp, [&](grpc::Status) {
+      auto now = Clock::now();
+      std::lock_guard<std::mutex> lk(mu);
+      woke = now;
+      done = true;
+      cv.notify_one();
+    });
+    // Parked once the daemon counts it (or it already returned: a stale cursor).
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lk(mu);
+        if (done) break;
+      }
+      if (Counts(stub)["waiters"] > base) break;
+    }
+    auto t0 = Clock::now();
+    SendTo(stub, handle, "wake " + std::to_string(i));
+    std::unique_lock<std::mutex> lk(mu);
+    cv.wait(lk, [&] { return done; });
+    out.push_back(Micros(woke - t0));
+    if (resp.cursor() > cursor) cursor = resp.cursor();
+  }
+  return out;
+}
+
+void RunUnary(Env& env) {
+  constexpr int kN = 2000;
+  auto stub = Stub(env.daemon.socket(), 2);
+  for (int rep = 0; rep < env.reps; ++rep) {
+    std::fprintf(stderr, "bench: unary, rep %d\n", rep + 1);
+    auto ping = PingLatencies(env, kN);
+    auto status = TimeCalls(kN, [&] {
+      auto ctx = Ctx();
+      v1::GetStatusRequest req;
+      v1::StatusReply resp;
+      return stub->GetStatus(ctx.get(), req, &resp).ok();
+    });
+    auto handles = TimeCalls(kN, [&] {
+      auto ctx = Ctx();
+      v1::ListHandlesRequest req;
+      v1::ListHandlesReply resp;
+      return stub->ListHandles(ctx.get(), req, &resp).ok();
+    });
+    double p50 = Percentile(ping, 50), p99 = Percentile(ping, 99);
+    auto add = [&](const char* name, const std::vector<double>& v, double pct, double bare) {
+      Row& r = env.table.Get(name, "µs", "ping");
+      r.conclave.push_back(Percentile(v, pct));
+      r.bare.push_back(bare);
+    };
+    add("GetStatus round trip p50", status, 50, p50);
+    add("GetStatus round trip p99", status, 99, p99);
+    add("ListHandles round trip p50", handles, 50, p50);
+    add("ListHandles round trip p99", handles, 99, p99);
+  }
+}
+
+namespace {
+
+struct LoadResult {
+  double qps = 0;
+  double cpu_per_op_us = 0;
+  std::vector<double> latencies;  // of every op
+};
+
+// threads clients, each on its own connection, calling Send for `seconds`.
+LoadResult SendLoad(const std::string& socket, pid_t server, int threads, double seconds) {
+  std::vector<std::unique_ptr<v1::Conclave::Stub>> stubs;
+  for (int i = 0; i < threads; ++i) {
+    stubs.push_back(Stub(socket, 100 + i));
+    SendTo(*stubs.back(), "bench-sink", "warm-up");  // connect before the clock starts
+  }
+  std::vector<std::vector<double>> lat(threads);
+  std::atomic<bool> go{false};
+  std::atomic<long> ops{0};
+  Clock::time_point until;
+  std::vector<std::thread> ts;
+  for (int i = 0; i < threads; ++i) {
+    ts.emplace_back([&, i] {
+      while (!go.load()) std::this_thread::yield();
+      while (Clock::now() < until) {
+        auto t0 = Clock::now();
+        SendTo(*stubs[i], "bench-sink", "load");
+        lat[i].push_back(Micros(Clock::now() - t0));
+        ops.fetch_add(1);
+      }
+    });
+  }
+  double cpu0 = ProcessCpuMicros(server);
+  auto t0 = Clock::now();
+  until = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  go = true;
+  for (auto& t : ts) t.join();
+  double elapsed = SecondsSince(t0);
+  double cpu1 = ProcessCpuMicros(server);
+  LoadResult r;
+  r.qps = ops.load() / elapsed;
+  r.cpu_per_op_us = ops.load() ? (cpu1 - cpu0) / ops.load() : 0;
+  for (auto& v : lat) r.latencies.insert(r.latencies.end(), v.begin(), v.end());
+  return r;
+}
+
+}  // namespace
+
+void RunSend(Env& env) {
+  constexpr double kSeconds = 3;
+  auto stub = Stub(env.daemon.socket(), 3);
+  RegisterHandle(*stub, "bench-sink");
+  for (int rep = 0; rep < env.reps; ++rep) {
+    for (int threads : {1, 16}) {
+      std::fprintf(stderr, "bench: send, rep %d, %d client(s)\n", rep + 1, threads);
+      LoadResult ping = SendLoad(env.ping_socket, env.ping.pid(), threads, kSeconds);
+      LoadResult send = SendLoad(env.daemon.socket(), env.daemon.pid(), threads, kSeconds);
+      std::string n = threads == 1 ? "1 client" : std::to_string(threads) + " clients";
+      auto add = [&](const std::string& name, const char* unit, double c, double b, bool hib) {
+        Row& r = env.table.Get(name, unit, "ping", hib);
+        r.conclave.push_back(c);
+        r.bare.push_back(b);
+      };
+      add("Send ack p50, " + n, "µs", Percentile(send.latencies, 50),
+          Percentile(ping.latencies, 50), false);
+      add("Send ack p99, " + n, "µs", Percentile(send.latencies, 99),
+          Percentile(ping.latencies, 99), false);
+      add("Send throughput, " + n, "/s", send.qps, ping.qps, true);
+      add("daemon CPU per Send, " + n, "µs", send.cpu_per_op_us, ping.cpu_per_op_us, false);
+    }
+  }
+}
+
+void RunWake(Env& env) {
+  constexpr int kN = 300;
+  auto stub = Stub(env.daemon.socket(), 4);
+  RegisterHandle(*stub, "bench-wake");
+  for (int rep = 0; rep < env.reps; ++rep) {
+    std::fprintf(stderr, "bench: wake, rep %d\n", rep + 1);
+    auto ping = PingLatencies(env, kN);
+    auto wake = WakeLatencies(*stub, "bench-wake", kN);
+    Row& p50 = env.table.Get("Send → parked Wait woken p50", "µs", "ping");
+    p50.conclave.push_back(Percentile(wake, 50));
+    p50.bare.push_back(Percentile(ping, 50));
+    Row& p99 = env.table.Get("Send → parked Wait woken p99", "µs", "ping");
+    p99.conclave.push_back(Percentile(wake, 99));
+    p99.bare.push_back(Percentile(ping, 99));
+  }
+}
+
+namespace {
+
+double IdleCpuPercent(pid_t pid, int seconds) {
+  double c0 = ProcessCpuMicros(pid);
+  auto t0 = Clock::now();
+  IdleFor(std::chrono::seconds(seconds));
+  return (ProcessCpuMicros(pid) - c0) / (SecondsSince(t0) * 1e6) * 100.0;
+}
+
+struct Parked {
+  grpc::ClientContext ctx;
+  v1::WaitRequest req;
+  v1::WaitReply resp;
+};
+
+}  // namespace
+
+void RunPark(Env& env) {
+  constexpr int kParked = 10000, kChannels = 10, kWakes = 200;
+  auto stub = Stub(env.daemon.socket(), 5);
+  RegisterHandle(*stub, "bench-wake");
+  std::vector<std::unique_ptr<v1::Conclave::Stub>> stubs;
+  for (int i = 0; i < kChannels; ++i) stubs.push_back(Stub(env.daemon.socket(), 200 + i));
+  pid_t pid = env.daemon.pid();
+  for (int rep = 0; rep < env.reps; ++rep) {
+    std::fprintf(stderr, "bench: park, rep %d: none parked\n", rep + 1);
+    double rss0 = ProcessRssMiB(pid);
+    double idle0 = IdleCpuPercent(pid, env.idle_s);
+    auto wake0 = WakeLatencies(*stub, "bench-wake", kWakes);
+
+    std::fprintf(stderr, "bench: park, rep %d: parking %d Waits\n", rep + 1, kParked);
+    int64_t head = 0;
+    int64_t base = Counts(*stub, &head)["waiters"];
+    std::mutex mu;
+    std::condition_variable cv;
+    int outstanding = kParked;
+    std::vector<std::unique_ptr<Parked>> parked;
+    for (int i = 0; i < kParked; ++i) {
+      auto p = std::make_unique<Parked>();
+      p->req.set_to("parked-" + std::to_string(i % 1000));
+      if (i % 4 == 1) p->req.add_task_ids(1000000 + i);  // some wait on a task instead
+      if (i % 4 == 2) p->req.add_types("escalation");
+      p->req.set_after_seq(head);
+      p->req.set_timeout_ms(3600 * 1000);
+      stubs[i % kChannels]->async()->Wait(&p->ctx, &p->req, &p->resp, [&](grpc::Status) {
+        std::lock_guard<std::mutex> lk(mu);
+        if (--outstanding == 0) cv.notify_one();
+      });
+      parked.push_back(std::move(p));
+    }
+    auto deadline = Clock::now() + std::chrono::seconds(120);
+    while (Counts(*stub)["waiters"] < base + kParked && Clock::now() < deadline) {
+      IdleFor(std::chrono::milliseconds(20));  // polling interval, not a synchronisation
+    }
+    double rss1 = ProcessRssMiB(pid);
+    double idle1 = IdleCpuPercent(pid, env.idle_s);
+    auto wake1 = WakeLatencies(*stub, "bench-wake", kWakes);
+    for (auto& p : parked) p->ctx.TryCancel();
+    {
+      std::unique_lock<std::mutex> lk(mu);
+      cv.wait(lk, [&] { return outstanding == 0; });
+    }
+    while (Counts(*stub)["waiters"] > base && Clock::now() < deadline) {
+      IdleFor(std::chrono::milliseconds(20));
+    }
+    auto add = [&](const char* name, const char* unit, double c, double b) {
+      Row& r = env.table.Get(name, unit, "none parked");
+      r.conclave.push_back(c);
+      r.bare.push_back(b);
+    };
+    add("10k parked Waits: daemon RSS", "MiB", rss1, rss0);
+    add("10k parked Waits: daemon idle CPU", "%", idle1, idle0);
+    add("10k parked Waits: one wake p50", "µs", Percentile(wake1, 50), Percentile(wake0, 50));
+    add("10k parked Waits: one wake p99", "µs", Percentile(wake1, 99), Percentile(wake0, 99));
+  }
+}
+
+}  // namespace bench

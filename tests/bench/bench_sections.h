@@ -1,0 +1,53 @@
+// Bench sections: each measures one group of rows of the table, repetition by repetition,
+// against the bare baseline measured in the same repetition. Env holds what they share: the
+// running ping server and conclaved, the options and the table. Called from main only.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bench_support.h"
+
+namespace bench {
+
+struct Env {
+  std::string self;         // this binary (re-run as the ping server)
+  std::string daemon_bin;   // conclaved under test
+  std::string root;         // temp dir for everything
+  std::string ping_socket;
+  Child ping;               // the bare server
+  Daemon daemon;            // shared by the rpc and dispatch sections
+  int reps = 3;
+  long messages = 1000000;  // size of the big log in the read-path section
+  int idle_s = 10;          // idle window for the parked-waits CPU figure
+  Table table;
+};
+
+// Rows: unary ping vs GetStatus vs ListHandles.
+void RunUnary(Env& env);
+// Rows: Send ack latency, throughput and daemon CPU per op at 1 and 16 clients.
+void RunSend(Env& env);
+// Rows: Send → parked Wait wake latency.
+void RunWake(Env& env);
+// Rows: 10k parked Waits — RSS, idle CPU, one wake — vs none parked.
+void RunPark(Env& env);
+// Rows: Dispatch → worker_done of `true` vs posix_spawn+waitpid; CPU; 8 in flight.
+void RunDispatch(Env& env);
+// Rows: wake and GetStatus while 4 workers finish with 8 MiB of output each, vs idle.
+void RunLoad(Env& env);
+// Rows: read paths at 1k and at the big size; restart to first answer.
+void RunReads(Env& env);
+
+// ---- helpers shared by the sections ----
+// Latencies (µs) of n sequential calls of fn (fn returns false on failure: counted, reported).
+std::vector<double> TimeCalls(int n, const std::function<bool()>& fn);
+bool RegisterHandle(v1::Conclave::Stub& stub, const std::string& name);
+bool SendTo(v1::Conclave::Stub& stub, const std::string& to, const std::string& subject);
+std::map<std::string, int64_t> Counts(v1::Conclave::Stub& stub, int64_t* last_seq = nullptr);
+// n times: park a Wait for `handle`, send it one message, time send-start → Wait returned (µs).
+std::vector<double> WakeLatencies(v1::Conclave::Stub& stub, const std::string& handle, int n);
+// Unary ping latencies (µs) against the bare server.
+std::vector<double> PingLatencies(const Env& env, int n);
+
+}  // namespace bench

@@ -1,0 +1,269 @@
+#include "bench_support.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+extern char** environ;
+
+namespace bench {
+
+double Micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+double SecondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  double rank = p / 100.0 * (v.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(rank));
+  size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (rank - lo);
+}
+
+double ProcessCpuMicros(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t close = s.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(s.substr(close + 2));
+  std::string f;
+  double utime = 0, stime = 0;
+  // Fields after "(comm) ": state is field 3; utime is 14, stime 15.
+  for (int i = 3; i <= 15 && fields >> f; ++i) {
+    if (i == 14) utime = std::strtod(f.c_str(), nullptr);
+    if (i == 15) stime = std::strtod(f.c_str(), nullptr);
+  }
+  return (utime + stime) * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double ProcessRssMiB(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+  }
+  return 0;
+}
+
+double ThreadCpuMicros() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+void IdleFor(std::chrono::milliseconds d) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::unique_lock<std::mutex> lk(mu);
+  auto until = Clock::now() + d;
+  while (cv.wait_until(lk, until) != std::cv_status::timeout) {
+  }
+}
+
+Child::Child(const std::vector<std::string>& argv, const std::string& log_path) {
+  std::vector<char*> av;
+  for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
+  av.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (!log_path.empty()) {
+    posix_spawn_file_actions_addopen(&fa, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                     0600);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  }
+  pid_t pid = -1;
+  if (posix_spawn(&pid, av[0], &fa, nullptr, av.data(), environ) == 0) pid_ = pid;
+  posix_spawn_file_actions_destroy(&fa);
+}
+
+Child::~Child() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    int st;
+    waitpid(pid_, &st, 0);
+  }
+}
+
+Child& Child::operator=(Child&& o) noexcept {
+  if (this != &o) {
+    this->~Child();
+    pid_ = o.pid_;
+    o.pid_ = -1;
+  }
+  return *this;
+}
+
+int Child::Stop(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return -1;
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
+  kill(pid_, SIGTERM);
+  if (pidfd >= 0) {
+    pollfd p{pidfd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(timeout.count())) != 1) kill(pid_, SIGKILL);
+    close(pidfd);
+  }
+  int st = -1;
+  waitpid(pid_, &st, 0);
+  pid_ = -1;
+  return st;
+}
+
+std::shared_ptr<grpc::Channel> UnixChannel(const std::string& socket, int distinct) {
+  grpc::ChannelArguments args;
+  // A distinct argument gives each channel its own connection, as separate clients have.
+  args.SetInt("bench.connection", distinct);
+  args.SetMaxReceiveMessageSize(64 << 20);
+  return grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
+}
+
+std::unique_ptr<v1::Conclave::Stub> Stub(const std::string& socket, int distinct) {
+  return v1::Conclave::NewStub(UnixChannel(socket, distinct));
+}
+
+std::unique_ptr<grpc::ClientContext> Ctx(std::chrono::milliseconds timeout) {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->set_deadline(std::chrono::system_clock::now() + timeout);
+  return ctx;
+}
+
+bool WaitUntilServing(const std::string& socket, std::chrono::milliseconds timeout) {
+  // Its own subchannel, retrying the connection every few ms (gRPC's default backoff starts
+  // at 1 s, which would be measured as startup time); the call waits for the connection.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 1);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 1);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5);
+  auto channel =
+      grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
+  auto stub = v1::Conclave::NewStub(channel);
+  auto until = Clock::now() + timeout;
+  while (Clock::now() < until) {
+    grpc::ClientContext ctx;
+    ctx.set_wait_for_ready(true);
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(1));
+    v1::GetStatusRequest req;
+    v1::StatusReply resp;
+    if (stub->GetStatus(&ctx, req, &resp).ok()) return true;
+  }
+  return false;
+}
+
+double Daemon::Start() {
+  std::filesystem::create_directories(dir + "/work");
+  auto t0 = Clock::now();
+  proc = Child({bin, "--state-dir", state_dir(), "--listen", "unix:" + socket(), "--profiles",
+                dir + "/profiles", "--log-level", "warn"},
+               dir + "/daemon.log");
+  if (!WaitUntilServing(socket(), std::chrono::seconds(120))) {
+    std::fprintf(stderr, "bench: conclaved did not answer on %s (see %s/daemon.log)\n",
+                 socket().c_str(), dir.c_str());
+    std::exit(1);
+  }
+  return SecondsSince(t0);
+}
+
+void WriteBenchProfiles(const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/bench-true.json") << R"({
+  "name": "bench-true", "family": "local", "type": "command",
+  "command": ["/bin/true"], "brief": "arg", "parser": "text", "contract": false,
+  "timeout_s": 60, "idle_timeout_s": 0, "max_concurrent": 16
+})";
+  std::ofstream(dir + "/bench-8m.json") << R"({
+  "name": "bench-8m", "family": "local", "type": "command",
+  "command": ["/bin/sh", "-c", "head -c 8388608 /dev/zero | tr '\\000' x"],
+  "brief": "arg", "parser": "text", "contract": false,
+  "timeout_s": 120, "idle_timeout_s": 0, "max_concurrent": 16
+})";
+}
+
+std::string MakeTempDir(const std::string& tag) {
+  std::string t = "/tmp/cvb-" + tag + "-XXXXXX";
+  std::vector<char> buf(t.begin(), t.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data())) {
+    std::perror("mkdtemp");
+    std::exit(1);
+  }
+  return buf.data();
+}
+
+std::string Describe(const grpc::Status& s) {
+  return s.ok() ? "ok" : std::to_string(s.error_code()) + " " + s.error_message();
+}
+
+Row& Table::Add(const std::string& path, const std::string& unit, const std::string& bare_label,
+                bool higher_is_better) {
+  rows_.push_back(Row{path, unit, {}, {}, bare_label, higher_is_better});
+  return rows_.back();
+}
+
+Row& Table::Get(const std::string& path, const std::string& unit, const std::string& bare_label,
+                bool higher_is_better) {
+  for (auto& r : rows_) {
+    if (r.path == path) return r;
+  }
+  return Add(path, unit, bare_label, higher_is_better);
+}
+
+namespace {
+std::string Fmt(double v) {
+  char buf[32];
+  double a = std::fabs(v);
+  if (a >= 1000) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  } else if (a >= 100) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  } else if (a >= 10) {
+    std::snprintf(buf, sizeof buf, "%.1f", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+  }
+  return buf;
+}
+
+std::string Triple(const std::vector<double>& v, const std::string& unit) {
+  if (v.empty()) return "—";
+  auto [mn, mx] = std::minmax_element(v.begin(), v.end());
+  return Fmt(*mn) + " / **" + Fmt(Percentile(v, 50)) + "** / " + Fmt(*mx) + " " + unit;
+}
+}  // namespace
+
+std::string Table::Markdown() const {
+  std::string out =
+      "| path | Conclave min / **median** / max | bare baseline min / **median** / max | ratio "
+      "(medians) |\n|---|---|---|---|\n";
+  for (const auto& r : rows_) {
+    std::string ratio = "—";
+    if (!r.bare.empty() && !r.conclave.empty()) {
+      double c = Percentile(r.conclave, 50), b = Percentile(r.bare, 50);
+      if (b != 0) ratio = Fmt(c / b) + "×";
+    }
+    std::string bare = r.bare.empty() ? "—" : r.bare_label + ": " + Triple(r.bare, r.unit);
+    out += "| " + r.path + " | " + Triple(r.conclave, r.unit) + " | " + bare + " | " + ratio +
+           " |\n";
+  }
+  return out;
+}
+
+}  // namespace bench

@@ -1,0 +1,112 @@
+// Bench support: what every benchmark section shares — latency statistics, /proc readings of
+// a process's CPU and RSS, child processes (a real conclaved, the bare ping server), gRPC
+// stubs on unix sockets, and the result table (each figure next to its bare baseline).
+// The bench measures and prints; it asserts nothing. Thread-safety: Table and Stats are
+// single-threaded; Rpc() helpers are safe from any thread (one stub per thread is advised).
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "conclave/v1/conclave.grpc.pb.h"
+
+namespace bench {
+
+namespace v1 = ::conclave::v1;
+using Clock = std::chrono::steady_clock;
+
+double Micros(Clock::duration d);
+double SecondsSince(Clock::time_point t0);
+// p in [0,100] of values (copied, sorted); 0 for none.
+double Percentile(std::vector<double> values, double p);
+
+// CPU time (utime + stime) of a process, in microseconds, and its resident set in MiB.
+double ProcessCpuMicros(pid_t pid);
+double ProcessRssMiB(pid_t pid);
+// CPU time of the calling thread, in microseconds.
+double ThreadCpuMicros();
+
+// Blocks the calling thread for d without burning CPU (idle periods that are measured, e.g.
+// "idle CPU over 10 s"; never used to wait for something to happen).
+void IdleFor(std::chrono::milliseconds d);
+
+// A child process started with posix_spawn; killed (SIGKILL) on destruction if still alive.
+class Child {
+ public:
+  Child() = default;
+  explicit Child(const std::vector<std::string>& argv, const std::string& log_path = "");
+  ~Child();
+  Child(Child&& o) noexcept : pid_(o.pid_) { o.pid_ = -1; }
+  Child& operator=(Child&& o) noexcept;
+  pid_t pid() const { return pid_; }
+  bool alive() const { return pid_ > 0; }
+  // SIGTERM, then waits (SIGKILL after timeout). Returns the wait status.
+  int Stop(std::chrono::milliseconds timeout = std::chrono::milliseconds(10000));
+
+ private:
+  pid_t pid_ = -1;
+};
+
+std::shared_ptr<grpc::Channel> UnixChannel(const std::string& socket, int distinct = 0);
+std::unique_ptr<v1::Conclave::Stub> Stub(const std::string& socket, int distinct = 0);
+// Polls GetStatus until it answers or timeout; returns whether it did.
+bool WaitUntilServing(const std::string& socket, std::chrono::milliseconds timeout);
+
+// A conclaved on its own state dir and socket, with the bench's profiles.
+struct Daemon {
+  std::string bin;
+  std::string dir;  // holds st/ (state), d.sock, profiles/, work/ (not a git repo), log
+  std::string socket() const { return dir + "/d.sock"; }
+  std::string state_dir() const { return dir + "/st"; }
+  std::string db_path() const { return dir + "/st/conclave.db"; }
+  Child proc;
+  // Starts and waits until it answers; returns seconds from spawn to the first answer.
+  double Start();
+  void Stop() { proc.Stop(); }
+  pid_t pid() const { return proc.pid(); }
+};
+// Makes dir with the bench profiles (bench-true: runs `true`; bench-8m: prints 8 MiB).
+void WriteBenchProfiles(const std::string& dir);
+std::string MakeTempDir(const std::string& tag);
+
+// The bare baseline: a gRPC server (same build, callback API, unix socket) that answers any
+// unary method at once with an empty message. Runs in a child process: `bench --serve-ping S`.
+int ServePing(const std::string& socket);
+
+// One line of the result table: a figure over repetitions, and its bare baseline.
+struct Row {
+  std::string path;
+  std::string unit;  // "µs", "ms", "/s", "MiB", "%"
+  std::vector<double> conclave;
+  std::vector<double> bare;  // empty: no baseline
+  std::string bare_label;    // what the baseline is, e.g. "ping", "spawn+wait", "at 1k"
+  bool higher_is_better = false;
+};
+
+class Table {
+ public:
+  Row& Add(const std::string& path, const std::string& unit, const std::string& bare_label,
+           bool higher_is_better = false);
+  // Finds or creates the row (reps append to the same row).
+  Row& Get(const std::string& path, const std::string& unit, const std::string& bare_label,
+           bool higher_is_better = false);
+  std::string Markdown() const;
+
+ private:
+  std::vector<Row> rows_;
+};
+
+// "ok" or the status message, for progress output.
+std::string Describe(const grpc::Status& s);
+// A ClientContext with a deadline of timeout from now.
+std::unique_ptr<grpc::ClientContext> Ctx(std::chrono::milliseconds timeout =
+                                             std::chrono::milliseconds(30000));
+
+}  // namespace bench
