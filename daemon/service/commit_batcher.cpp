@@ -12,11 +12,11 @@ Status CommitBatcher::Write(const std::function<Status()>& fn) {
   }
   try {
     if (!open_) {
-      db_.Exec("BEGIN IMMEDIATE");
+      db_.Begin();
       open_ = true;
       boost::asio::post(io_, [this] { Flush(); });
     }
-    db_.Exec("SAVEPOINT op");
+    db_.Savepoint();
   } catch (const store::StoreError& e) {
     return Unavailable(std::string("store: ") + e.what());
   }
@@ -32,10 +32,10 @@ Status CommitBatcher::Write(const std::function<Status()>& fn) {
   }
   try {
     if (result.ok()) {
-      db_.Exec("RELEASE op");
+      db_.Release();
     } else {
-      db_.Exec("ROLLBACK TO op");
-      db_.Exec("RELEASE op");
+      db_.RollbackTo();
+      db_.Release();
       pending_messages_.resize(messages_mark);
       after_commit_.resize(actions_mark);
     }
@@ -59,13 +59,13 @@ void CommitBatcher::Flush() {
   if (!open_) return;
   bool ok = true;
   try {
-    db_.Exec("COMMIT");
+    db_.Commit();
     ++commits_;
   } catch (const store::StoreError& e) {
     ok = false;
     broken_reason_ = e.what();
     spdlog::critical("COMMIT failed, refusing further writes: {}", e.what());
-    try { db_.Exec("ROLLBACK"); } catch (const store::StoreError&) {}
+    try { db_.Rollback(); } catch (const store::StoreError&) {}
   }
   open_ = false;
   auto messages = std::move(pending_messages_);

@@ -1,6 +1,20 @@
 #include "store/database.h"
 
+#include "store/wal_checkpointer.h"
+
 namespace conclave::store {
+namespace {
+// Idle copies kept per SQL text (more exist only while the same query runs nested).
+constexpr size_t kMaxIdlePerText = 4;
+// Distinct SQL texts cached; past this, statements are compiled per use (a bug to look at:
+// SQL texts are meant to be a small fixed set).
+constexpr size_t kMaxCachedTexts = 1024;
+
+int OnWalCommit(void* arg, sqlite3*, const char*, int pages) {
+  static_cast<WalCheckpointer*>(arg)->NoteWalPages(pages);
+  return SQLITE_OK;
+}
+}  // namespace
 
 void CheckSqlite(sqlite3* db, int rc, std::string_view what) {
   if (rc == SQLITE_OK || rc == SQLITE_ROW || rc == SQLITE_DONE) return;
@@ -10,20 +24,34 @@ void CheckSqlite(sqlite3* db, int rc, std::string_view what) {
   throw StoreError(rc, msg);
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() {
+  if (!stmt_) return;
+  sqlite3_reset(stmt_);  // ends the statement's read snapshot at once
+  if (slot_ && slot_->idle.size() < kMaxIdlePerText) {
+    sqlite3_clear_bindings(stmt_);
+    slot_->idle.push_back(stmt_);
+  } else {
+    sqlite3_finalize(stmt_);
+  }
+}
+
+void Statement::Reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
 
 Statement& Statement::Bind(int index, int64_t value) {
-  CheckSqlite(db_, sqlite3_bind_int64(stmt_, index, value), "bind");
+  CheckSqlite(db(), sqlite3_bind_int64(stmt_, index, value), "bind");
   return *this;
 }
 
 Statement& Statement::Bind(int index, double value) {
-  CheckSqlite(db_, sqlite3_bind_double(stmt_, index, value), "bind");
+  CheckSqlite(db(), sqlite3_bind_double(stmt_, index, value), "bind");
   return *this;
 }
 
 Statement& Statement::Bind(int index, std::string_view value) {
-  CheckSqlite(db_,
+  CheckSqlite(db(),
               sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT,
                                   SQLITE_UTF8),
               "bind");
@@ -31,7 +59,7 @@ Statement& Statement::Bind(int index, std::string_view value) {
 }
 
 Statement& Statement::BindNull(int index) {
-  CheckSqlite(db_, sqlite3_bind_null(stmt_, index), "bind");
+  CheckSqlite(db(), sqlite3_bind_null(stmt_, index), "bind");
   return *this;
 }
 
@@ -39,7 +67,7 @@ bool Statement::Step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  CheckSqlite(db_, rc, sqlite3_sql(stmt_));
+  CheckSqlite(db(), rc, sqlite3_sql(stmt_));
   return false;
 }
 
@@ -62,12 +90,36 @@ Database::Database(const std::string& path, const Options& options) : path_(path
   }
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, options.busy_timeout_ms);
-  Exec("PRAGMA journal_mode=WAL;");
-  Exec(options.synchronous_full ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;");
-  Exec("PRAGMA foreign_keys=ON;");
+  try {
+    Exec("PRAGMA journal_mode=WAL;");
+    Exec(options.synchronous_full ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;");
+    Exec("PRAGMA foreign_keys=ON;");
+    // No checkpoint inside COMMIT on this (the loop's) connection: see WalCheckpointer.
+    Exec("PRAGMA wal_autocheckpoint=0;");
+    // A WAL grown by a burst is cut back to this size when it next restarts.
+    Exec("PRAGMA journal_size_limit=67108864;");
+    if (options.checkpoint_pages > 0 && path != ":memory:" && !path.empty()) {
+      checkpointer_ = std::make_unique<WalCheckpointer>(path, options.synchronous_full,
+                                                        options.checkpoint_pages);
+      sqlite3_wal_hook(db_, OnWalCommit, checkpointer_.get());
+    }
+  } catch (...) {
+    checkpointer_.reset();
+    sqlite3_close_v2(db_);
+    throw;
+  }
 }
 
-Database::~Database() { sqlite3_close_v2(db_); }
+Database::~Database() {
+  if (checkpointer_) {
+    sqlite3_wal_hook(db_, nullptr, nullptr);
+    checkpointer_.reset();
+  }
+  for (auto& [sql, slot] : cache_) {
+    for (sqlite3_stmt* s : slot.idle) sqlite3_finalize(s);
+  }
+  sqlite3_close_v2(db_);  // the last connection folds the WAL in and removes it
+}
 
 void Database::Exec(std::string_view sql) {
   std::string s(sql);
@@ -81,10 +133,43 @@ void Database::Exec(std::string_view sql) {
 }
 
 Statement Database::Prepare(std::string_view sql) {
+  auto it = cache_.find(sql);
+  if (it != cache_.end() && !it->second.idle.empty()) {
+    sqlite3_stmt* stmt = it->second.idle.back();
+    it->second.idle.pop_back();
+    return Statement(&it->second, stmt);
+  }
   sqlite3_stmt* stmt = nullptr;
-  CheckSqlite(db_, sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr),
+  CheckSqlite(db_,
+              sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                                 SQLITE_PREPARE_PERSISTENT, &stmt, nullptr),
               sql);
-  return Statement(db_, stmt);
+  ++compiles_;
+  if (it == cache_.end()) {
+    if (cache_.size() >= kMaxCachedTexts) return Statement(nullptr, stmt);
+    it = cache_.emplace(std::string(sql), StatementSlot{}).first;
+  }
+  return Statement(&it->second, stmt);
+}
+
+void Database::RunCached(std::string_view sql) { Prepare(sql).Run(); }
+
+void Database::Begin() { RunCached("BEGIN IMMEDIATE"); }
+void Database::Commit() { RunCached("COMMIT"); }
+void Database::Rollback() { RunCached("ROLLBACK"); }
+void Database::Savepoint() { RunCached("SAVEPOINT op"); }
+void Database::Release() { RunCached("RELEASE op"); }
+void Database::RollbackTo() { RunCached("ROLLBACK TO op"); }
+
+std::vector<std::string> Database::CachedSql() const {
+  std::vector<std::string> out;
+  out.reserve(cache_.size());
+  for (const auto& [sql, slot] : cache_) out.push_back(sql);
+  return out;
+}
+
+int64_t Database::checkpoints() const {
+  return checkpointer_ ? checkpointer_->checkpoints() : 0;
 }
 
 }  // namespace conclave::store

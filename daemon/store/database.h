@@ -1,4 +1,10 @@
 // Database: one SQLite connection, owned by the service loop's thread (not thread-safe).
+// Statements are compiled once per SQL text and kept in a cache: Prepare() hands out a cached
+// statement (compiling it only the first time), and the Statement returns it to the cache —
+// reset, bindings cleared — when it goes out of scope. Transaction control (BEGIN IMMEDIATE,
+// SAVEPOINT, RELEASE, ROLLBACK TO, COMMIT, ROLLBACK) runs through cached statements too.
+// SQLite's automatic WAL checkpoint is off: a WalCheckpointer on its own connection and
+// thread folds the WAL back into the database, so no COMMIT on the loop pays for it.
 // Statement: a prepared statement with positional binds (1-based) and column reads (0-based).
 // Errors surface as StoreError exceptions inside store/; repositories turn them into Status
 // before they leave the layer.
@@ -7,12 +13,16 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace conclave::store {
+
+class WalCheckpointer;
 
 class StoreError : public std::runtime_error {
  public:
@@ -24,10 +34,20 @@ class StoreError : public std::runtime_error {
   int sqlite_code_;
 };
 
+// The idle compiled statements of one SQL text (the cache's slot for it).
+struct StatementSlot {
+  std::vector<sqlite3_stmt*> idle;
+};
+
 class Statement {
  public:
-  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  // Takes a compiled statement on loan from slot (null slot: finalized after use).
+  Statement(StatementSlot* slot, sqlite3_stmt* stmt) : slot_(slot), stmt_(stmt) {}
   ~Statement();
+  Statement(Statement&& other) noexcept : slot_(other.slot_), stmt_(other.stmt_) {
+    other.stmt_ = nullptr;
+  }
+  Statement& operator=(Statement&&) = delete;
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
@@ -45,6 +65,8 @@ class Statement {
   bool Step();
   // Runs a statement that returns no rows.
   void Run() { while (Step()) {} }
+  // Rewinds for another run with new binds (the cache does this on release).
+  void Reset();
 
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
   double Real(int col) const { return sqlite3_column_double(stmt_, col); }
@@ -52,7 +74,8 @@ class Statement {
   bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 
  private:
-  sqlite3* db_;
+  sqlite3* db() const { return sqlite3_db_handle(stmt_); }
+  StatementSlot* slot_;
   sqlite3_stmt* stmt_;
 };
 
@@ -61,6 +84,9 @@ class Database {
   struct Options {
     bool synchronous_full = false;
     int busy_timeout_ms = 5000;
+    // Fold the WAL from a background thread once it holds this many pages (0: never; then
+    // the WAL is folded only when the last connection closes).
+    int checkpoint_pages = 1000;
   };
 
   // Opens (creating if needed) the database file in WAL mode. Throws StoreError.
@@ -69,19 +95,44 @@ class Database {
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
 
-  // Runs one or more SQL statements with no results.
+  // Runs one or more SQL statements with no results, compiled afresh (migrations, PRAGMAs).
   void Exec(std::string_view sql);
-  // Prepares a fresh statement; the caller owns it for one use.
+  // A statement for one SQL text, compiled once and cached; the Statement returns it.
   Statement Prepare(std::string_view sql);
+
+  // Transaction control through cached statements. Savepoints are named "op" and nest.
+  void Begin();  // BEGIN IMMEDIATE
+  void Commit();
+  void Rollback();
+  void Savepoint();
+  void Release();
+  void RollbackTo();
 
   int64_t LastInsertId() const { return sqlite3_last_insert_rowid(db_); }
   int Changes() const { return sqlite3_changes(db_); }
   bool InTransaction() const { return !sqlite3_get_autocommit(db_); }
   const std::string& path() const { return path_; }
 
+  // Every SQL text compiled through Prepare() so far (for plan checks and diagnostics).
+  std::vector<std::string> CachedSql() const;
+  // Statements compiled since open (a cache hit compiles nothing).
+  int64_t compiles() const { return compiles_; }
+  // WAL checkpoints completed by the background checkpointer.
+  int64_t checkpoints() const;
+
  private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  void RunCached(std::string_view sql);
+
   sqlite3* db_ = nullptr;
   std::string path_;
+  // Node-based: a slot's address stays valid while Statements point at it.
+  std::unordered_map<std::string, StatementSlot, Hash, std::equal_to<>> cache_;
+  int64_t compiles_ = 0;
+  std::unique_ptr<WalCheckpointer> checkpointer_;
 };
 
 // Throws StoreError when rc is not one of the success codes.

@@ -4,10 +4,20 @@
 
 namespace conclave::store {
 
-int CurrentSchemaVersion(Database& db) {
+namespace {
+void EnsureVersionTable(Database& db) {
   db.Exec(
       "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
       "name TEXT NOT NULL, applied_ms INTEGER NOT NULL);");
+}
+}  // namespace
+
+int CurrentSchemaVersion(Database& db) {
+  // Cached statement: GetStatus asks on every call. A fresh database has no table yet.
+  auto exists = db.Prepare(
+      "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'");
+  exists.Step();
+  if (exists.Int(0) == 0) return 0;
   auto st = db.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
   st.Step();
   return static_cast<int>(st.Int(0));
@@ -16,6 +26,7 @@ int CurrentSchemaVersion(Database& db) {
 StatusOr<int> ApplyMigrations(Database& db, const std::vector<Migration>& migrations) {
   int current;
   try {
+    EnsureVersionTable(db);
     current = CurrentSchemaVersion(db);
   } catch (const StoreError& e) {
     return Internal(std::string("reading schema version: ") + e.what());
@@ -31,17 +42,17 @@ StatusOr<int> ApplyMigrations(Database& db, const std::vector<Migration>& migrat
   for (const Migration& m : migrations) {
     if (m.version <= current) continue;
     try {
-      db.Exec("BEGIN IMMEDIATE");
+      db.Begin();
       db.Exec(m.sql);
       db.Prepare("INSERT INTO schema_migrations(version, name, applied_ms) VALUES (?, ?, ?)")
           .Bind(1, m.version)
           .Bind(2, m.name)
           .Bind(3, NowMs())
           .Run();
-      db.Exec("COMMIT");
+      db.Commit();
       current = m.version;
     } catch (const StoreError& e) {
-      try { db.Exec("ROLLBACK"); } catch (const StoreError&) {}
+      try { db.Rollback(); } catch (const StoreError&) {}
       return Internal("migration " + std::to_string(m.version) + "_" + m.name +
                       " failed: " + e.what());
     }

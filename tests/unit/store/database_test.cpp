@@ -1,0 +1,148 @@
+// Unit tests: Database — the statement cache (compile once, reset and cleared on return,
+// nested use), transaction control through cached statements, and the WAL checkpoint moved
+// off the writer's COMMIT onto the background checkpointer.
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+
+#include "store_test_support.h"
+
+using namespace conclave;
+using conclave::testing::PollUntil;
+using conclave::testing::TempDb;
+
+namespace {
+int64_t FileSize(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 ? st.st_size : -1;
+}
+int64_t Rows(store::Database& db) {
+  auto st = db.Prepare("SELECT COUNT(*) FROM t");
+  st.Step();
+  return st.Int(0);
+}
+}  // namespace
+
+TEST_CASE("a statement is compiled once per SQL text and reused", "[store]") {
+  TempDb t(false);
+  t.db->Exec("CREATE TABLE t(x INTEGER, y TEXT)");
+  int64_t before = t.db->compiles();
+  for (int i = 0; i < 100; ++i) {
+    t.db->Prepare("INSERT INTO t(x, y) VALUES (?, ?)").Bind(1, i).Bind(2, "v").Run();
+  }
+  CHECK(t.db->compiles() - before == 1);
+  CHECK(Rows(*t.db) == 100);
+  auto texts = t.db->CachedSql();
+  CHECK(std::find(texts.begin(), texts.end(), "INSERT INTO t(x, y) VALUES (?, ?)") != texts.end());
+}
+
+TEST_CASE("a returned statement is rewound and its bindings cleared", "[store]") {
+  TempDb t(false);
+  t.db->Exec("CREATE TABLE t(x INTEGER, y TEXT)");
+  t.db->Prepare("INSERT INTO t(x, y) VALUES (?, ?)").Bind(1, 1).Bind(2, "first").Run();
+  t.db->Prepare("INSERT INTO t(x, y) VALUES (?, ?)").Bind(1, 2).Run();  // y left unbound
+  auto st = t.db->Prepare("SELECT y FROM t WHERE x = ?");
+  st.Bind(1, 2);
+  REQUIRE(st.Step());
+  CHECK(st.IsNull(0));  // not "first" left over from the previous use
+  {
+    // A statement abandoned mid-result goes back rewound: the next use starts over.
+    auto all = t.db->Prepare("SELECT x FROM t ORDER BY x");
+    REQUIRE(all.Step());
+    CHECK(all.Int(0) == 1);
+  }
+  auto again = t.db->Prepare("SELECT x FROM t ORDER BY x");
+  REQUIRE(again.Step());
+  CHECK(again.Int(0) == 1);
+}
+
+TEST_CASE("the same SQL may run nested: a second copy is compiled and both are cached",
+          "[store]") {
+  TempDb t(false);
+  t.db->Exec("CREATE TABLE t(x INTEGER); INSERT INTO t VALUES (1), (2), (3);");
+  int64_t before = t.db->compiles();
+  int64_t pairs = 0;
+  for (int round = 0; round < 3; ++round) {
+    auto outer = t.db->Prepare("SELECT x FROM t WHERE x >= ? ORDER BY x");
+    outer.Bind(1, 1);
+    while (outer.Step()) {
+      auto inner = t.db->Prepare("SELECT x FROM t WHERE x >= ? ORDER BY x");
+      inner.Bind(1, outer.Int(0));
+      while (inner.Step()) ++pairs;
+    }
+  }
+  CHECK(pairs == 3 * (3 + 2 + 1));
+  CHECK(t.db->compiles() - before == 2);
+}
+
+TEST_CASE("transaction control: savepoints roll back alone, commit keeps the rest", "[store]") {
+  TempDb t(false);
+  t.db->Exec("CREATE TABLE t(x INTEGER)");
+  t.db->Begin();
+  CHECK(t.db->InTransaction());
+  t.db->Savepoint();
+  t.db->Prepare("INSERT INTO t VALUES (?)").Bind(1, 1).Run();
+  t.db->Release();
+  t.db->Savepoint();
+  t.db->Prepare("INSERT INTO t VALUES (?)").Bind(1, 2).Run();
+  t.db->RollbackTo();
+  t.db->Release();
+  t.db->Commit();
+  CHECK_FALSE(t.db->InTransaction());
+  CHECK(Rows(*t.db) == 1);
+  t.db->Begin();
+  t.db->Prepare("INSERT INTO t VALUES (?)").Bind(1, 3).Run();
+  t.db->Rollback();
+  CHECK(Rows(*t.db) == 1);
+  // A failing statement inside a savepoint leaves the transaction usable.
+  t.db->Begin();
+  t.db->Savepoint();
+  CHECK_THROWS_AS(t.db->Prepare("INSERT INTO nowhere VALUES (1)"), store::StoreError);
+  t.db->RollbackTo();
+  t.db->Release();
+  t.db->Commit();
+}
+
+TEST_CASE("COMMIT never checkpoints: without the background checkpointer the WAL only grows",
+          "[store]") {
+  store::Database::Options opts;
+  opts.checkpoint_pages = 0;  // no background checkpointer
+  TempDb t(false, opts);
+  t.db->Exec("CREATE TABLE t(x INTEGER, pad TEXT)");
+  std::string pad(4000, 'p');  // about a page per row
+  for (int i = 0; i < 1500; ++i) {  // past SQLite's default autocheckpoint of 1000 pages
+    t.db->Begin();
+    t.db->Prepare("INSERT INTO t VALUES (?, ?)").Bind(1, i).Bind(2, pad).Run();
+    t.db->Commit();
+  }
+  CHECK(FileSize(t.path() + "-wal") > 1000 * 4096);
+  CHECK(t.db->checkpoints() == 0);
+}
+
+TEST_CASE("the background checkpointer folds the WAL back, and nothing committed is lost",
+          "[store]") {
+  store::Database::Options opts;
+  opts.checkpoint_pages = 50;
+  TempDb t(false, opts);
+  t.db->Exec("CREATE TABLE t(x INTEGER, pad TEXT)");
+  std::string pad(4000, 'p');
+  for (int i = 0; i < 600; ++i) {
+    t.db->Begin();
+    t.db->Prepare("INSERT INTO t VALUES (?, ?)").Bind(1, i).Bind(2, pad).Run();
+    t.db->Commit();
+  }
+  // The writer never checkpoints (see above): the checkpointer copies the WAL into the
+  // database file on its own thread.
+  REQUIRE(PollUntil([&] { return FileSize(t.path()) > 500 * 4096; }, std::chrono::seconds(20)));
+  CHECK(t.db->checkpoints() > 0);
+  for (int i = 600; i < 1200; ++i) {
+    t.db->Begin();
+    t.db->Prepare("INSERT INTO t VALUES (?, ?)").Bind(1, i).Bind(2, pad).Run();
+    t.db->Commit();
+  }
+  CHECK(Rows(*t.db) == 1200);
+  // Reopened from the file alone (WAL included), every committed row is there.
+  t.db.reset();
+  store::Database again(t.path(), {});
+  CHECK(Rows(again) == 1200);
+}
