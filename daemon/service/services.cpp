@@ -24,23 +24,16 @@ std::vector<Services::SpendLine> Services::SpendLines() {
   std::vector<SpendLine> out;
   int64_t now = NowMs();
   int64_t day_start = now - now % (24 * 3600 * 1000LL);
-  auto st = core.db.Prepare(
-      "SELECT family, COALESCE(SUM(cost_usd), 0) FROM dispatches WHERE created_ms >= ? AND "
-      "family != '' GROUP BY family ORDER BY family");
-  st.Bind(1, day_start);
   std::map<std::string, double> by_family;
-  while (st.Step()) by_family[st.Text(0)] = st.Real(1);
+  for (const auto& [f, spent] : core.dispatches.SpendByFamilySince(day_start)) by_family[f] = spent;
   for (const auto& [f, cap] : core.config.budgets.per_family_daily_usd) by_family.emplace(f, 0);
   for (const auto& [f, spent] : by_family) {
     auto it = core.config.budgets.per_family_daily_usd.find(f);
     out.push_back({"family:" + f + ":today", spent,
                    it == core.config.budgets.per_family_daily_usd.end() ? 0 : it->second});
   }
-  auto ss = core.db.Prepare(
-      "SELECT t.session, COALESCE(SUM(d.cost_usd), 0) FROM tasks t LEFT JOIN dispatches d ON "
-      "d.task_id = t.id WHERE t.session != '' GROUP BY t.session ORDER BY t.session");
-  while (ss.Step()) {
-    out.push_back({"session:" + ss.Text(0), ss.Real(1), core.config.budgets.per_session_usd});
+  for (const auto& [session, spent] : core.tasks.SpendBySession()) {
+    out.push_back({"session:" + session, spent, core.config.budgets.per_session_usd});
   }
   return out;
 }

@@ -1,5 +1,7 @@
 #include "store/dispatch_store.h"
 
+#include "store/counters.h"
+
 namespace conclave::store {
 namespace {
 
@@ -67,42 +69,50 @@ constexpr const char* kColumns =
 }  // namespace
 
 std::optional<DispatchRecord> DispatchStore::Get(int64_t id) {
-  auto st = db_.Prepare(std::string(kSelect) + " WHERE id = ?");
+  static const std::string kSql = std::string(kSelect) + " WHERE id = ?";
+  auto st = db_.Prepare(kSql);
   st.Bind(1, id);
   if (!st.Step()) return std::nullopt;
   return ReadRow(st);
 }
 
 int64_t DispatchStore::Insert(const DispatchRecord& d) {
-  std::string q = "?";
-  for (int i = 1; i < 30; ++i) q += ",?";
-  auto st = db_.Prepare(std::string("INSERT INTO dispatches(") + kColumns + ") VALUES (" + q + ")");
+  static const std::string kSql = [] {
+    std::string q = "?";
+    for (int i = 1; i < 30; ++i) q += ",?";
+    return std::string("INSERT INTO dispatches(") + kColumns + ") VALUES (" + q + ")";
+  }();
+  auto st = db_.Prepare(kSql);
   BindAll(st, d);
   st.Run();
   return db_.LastInsertId();
 }
 
 void DispatchStore::Update(const DispatchRecord& d) {
-  std::string cols = kColumns;
-  std::string sets;
-  size_t start = 0;
-  while (start < cols.size()) {
-    size_t comma = cols.find(',', start);
-    std::string name = cols.substr(start, comma == std::string::npos ? std::string::npos
-                                                                     : comma - start);
-    while (!name.empty() && name.front() == ' ') name.erase(0, 1);
-    sets += (sets.empty() ? "" : ", ") + name + " = ?";
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  auto st = db_.Prepare("UPDATE dispatches SET " + sets + " WHERE id = ?31");
+  static const std::string kSql = [] {
+    std::string cols = kColumns;
+    std::string sets;
+    size_t start = 0;
+    while (start < cols.size()) {
+      size_t comma = cols.find(',', start);
+      std::string name = cols.substr(start, comma == std::string::npos ? std::string::npos
+                                                                       : comma - start);
+      while (!name.empty() && name.front() == ' ') name.erase(0, 1);
+      sets += (sets.empty() ? "" : ", ") + name + " = ?";
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    return "UPDATE dispatches SET " + sets + " WHERE id = ?31";
+  }();
+  auto st = db_.Prepare(kSql);
   BindAll(st, d);
   st.Bind(31, d.id);
   st.Run();
 }
 
 std::vector<DispatchRecord> DispatchStore::ForTask(int64_t task_id) {
-  auto st = db_.Prepare(std::string(kSelect) + " WHERE task_id = ? ORDER BY id");
+  static const std::string kSql = std::string(kSelect) + " WHERE task_id = ? ORDER BY id";
+  auto st = db_.Prepare(kSql);
   st.Bind(1, task_id);
   std::vector<DispatchRecord> out;
   while (st.Step()) out.push_back(ReadRow(st));
@@ -110,7 +120,8 @@ std::vector<DispatchRecord> DispatchStore::ForTask(int64_t task_id) {
 }
 
 std::vector<DispatchRecord> DispatchStore::InState(const std::string& state) {
-  auto st = db_.Prepare(std::string(kSelect) + " WHERE state = ? ORDER BY id");
+  static const std::string kSql = std::string(kSelect) + " WHERE state = ? ORDER BY id";
+  auto st = db_.Prepare(kSql);
   st.Bind(1, state);
   std::vector<DispatchRecord> out;
   while (st.Step()) out.push_back(ReadRow(st));
@@ -118,17 +129,16 @@ std::vector<DispatchRecord> DispatchStore::InState(const std::string& state) {
 }
 
 std::optional<DispatchRecord> DispatchStore::LatestForTerminal(const std::string& terminal) {
-  auto st = db_.Prepare(std::string(kSelect) + " WHERE terminal = ? ORDER BY id DESC LIMIT 1");
+  static const std::string kSql =
+      std::string(kSelect) + " WHERE terminal = ? ORDER BY id DESC LIMIT 1";
+  auto st = db_.Prepare(kSql);
   st.Bind(1, terminal);
   if (!st.Step()) return std::nullopt;
   return ReadRow(st);
 }
 
 int64_t DispatchStore::CountInState(const std::string& state) {
-  auto st = db_.Prepare("SELECT COUNT(*) FROM dispatches WHERE state = ?");
-  st.Bind(1, state);
-  st.Step();
-  return st.Int(0);
+  return ReadCounter(db_, "dispatches_" + state);
 }
 
 int DispatchStore::CountRunningForProfile(const std::string& profile) {
@@ -151,6 +161,18 @@ double DispatchStore::FamilySpendSince(const std::string& family, int64_t since_
   st.Bind(1, family).Bind(2, since_ms);
   st.Step();
   return st.Real(0);
+}
+
+std::vector<std::pair<std::string, double>> DispatchStore::SpendByFamilySince(int64_t since_ms) {
+  // Only the window's rows; left alone, the planner walks all of dispatches_family to save
+  // the GROUP BY a sort.
+  auto st = db_.Prepare(
+      "SELECT family, COALESCE(SUM(cost_usd), 0) FROM dispatches INDEXED BY dispatches_created "
+      "WHERE created_ms >= ? AND family != '' GROUP BY family ORDER BY family");
+  st.Bind(1, since_ms);
+  std::vector<std::pair<std::string, double>> out;
+  while (st.Step()) out.emplace_back(st.Text(0), st.Real(1));
+  return out;
 }
 
 }  // namespace conclave::store

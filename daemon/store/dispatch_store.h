@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "store/database.h"
@@ -46,10 +47,13 @@ class DispatchStore {
   std::vector<DispatchRecord> ForTask(int64_t task_id);
   std::vector<DispatchRecord> InState(const std::string& state);
   std::optional<DispatchRecord> LatestForTerminal(const std::string& terminal);
+  // Maintained counter, not a count of rows.
   int64_t CountInState(const std::string& state);
   int CountRunningForProfile(const std::string& profile);
   double TaskSpend(int64_t task_id);
   double FamilySpendSince(const std::string& family, int64_t since_ms);
+  // (family, spent) of dispatches created since since_ms, ascending by family.
+  std::vector<std::pair<std::string, double>> SpendByFamilySince(int64_t since_ms);
 
  private:
   Database& db_;

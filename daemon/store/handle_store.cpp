@@ -1,5 +1,7 @@
 #include "store/handle_store.h"
 
+#include "store/counters.h"
+
 namespace conclave::store {
 namespace {
 HandleRecord ReadRow(const Statement& st) {
@@ -37,10 +39,6 @@ std::vector<HandleRecord> HandleStore::List(bool include_closed) {
   return out;
 }
 
-int64_t HandleStore::Count() {
-  auto st = db_.Prepare("SELECT COUNT(*) FROM handles WHERE closed = 0");
-  st.Step();
-  return st.Int(0);
-}
+int64_t HandleStore::Count() { return ReadCounter(db_, "handles_open"); }
 
 }  // namespace conclave::store

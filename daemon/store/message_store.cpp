@@ -1,13 +1,13 @@
 #include "store/message_store.h"
 
+#include <algorithm>
 #include <string>
+
+#include "store/counters.h"
+#include "store/message_query.h"
 
 namespace conclave::store {
 namespace {
-
-constexpr const char* kColumns =
-    "seq, created_ms, type, priority, sender, recipient, subject, body, payload, task_id, "
-    "dispatch_id, thread_id, reply_to, read";
 
 domain::MessageRecord ReadRow(const Statement& st) {
   domain::MessageRecord m;
@@ -26,13 +26,6 @@ domain::MessageRecord ReadRow(const Statement& st) {
   m.reply_to = st.Int(12);
   m.read = st.Int(13) != 0;
   return m;
-}
-
-// Appends "?,?,?" placeholders.
-std::string Placeholders(size_t n) {
-  std::string s;
-  for (size_t i = 0; i < n; ++i) s += i ? ",?" : "?";
-  return s;
 }
 
 }  // namespace
@@ -60,7 +53,8 @@ void MessageStore::Insert(domain::MessageRecord& m) {
 }
 
 std::optional<domain::MessageRecord> MessageStore::Get(int64_t seq) {
-  auto st = db_.Prepare(std::string("SELECT ") + kColumns + " FROM messages WHERE seq = ?");
+  static const std::string kSql = std::string("SELECT ") + kMessageColumns + " FROM messages WHERE seq = ?";
+  auto st = db_.Prepare(kSql);
   st.Bind(1, seq);
   if (!st.Step()) return std::nullopt;
   return ReadRow(st);
@@ -69,24 +63,44 @@ std::optional<domain::MessageRecord> MessageStore::Get(int64_t seq) {
 std::vector<domain::MessageRecord> MessageStore::Query(const domain::MessageFilter& f,
                                                        int64_t after_seq, int limit,
                                                        bool newest_first) {
-  std::string sql = std::string("SELECT ") + kColumns + " FROM messages WHERE seq > ?";
-  if (!f.types.empty()) sql += " AND type IN (" + Placeholders(f.types.size()) + ")";
-  if (!f.to.empty()) sql += " AND recipient = ?";
-  if (!f.from.empty()) sql += " AND sender = ?";
-  if (!f.task_ids.empty()) sql += " AND task_id IN (" + Placeholders(f.task_ids.size()) + ")";
-  if (f.unread_only) sql += " AND read = 0";
-  sql += newest_first ? " ORDER BY seq DESC" : " ORDER BY seq ASC";
-  sql += " LIMIT ?";
-  auto st = db_.Prepare(sql);
-  int i = 1;
-  st.Bind(i++, after_seq);
-  for (const auto& t : f.types) st.Bind(i++, t);
-  if (!f.to.empty()) st.Bind(i++, f.to);
-  if (!f.from.empty()) st.Bind(i++, f.from);
-  for (int64_t id : f.task_ids) st.Bind(i++, id);
-  st.Bind(i++, static_cast<int64_t>(limit));
+  MessageQuery q = PlanMessageQuery(f, newest_first);
+  std::string types_json = q.bind_types_json ? JsonStringArray(f.types) : std::string();
   std::vector<domain::MessageRecord> out;
-  while (st.Step()) out.push_back(ReadRow(st));
+  auto run = [&](int64_t task_id, const std::string* type) {
+    auto st = db_.Prepare(q.sql);
+    st.Bind(1, after_seq).Bind(2, static_cast<int64_t>(limit));
+    if (q.bind_to) st.Bind(3, f.to);
+    if (q.bind_from) st.Bind(4, f.from);
+    if (q.bind_task) st.Bind(5, task_id);
+    if (q.bind_type) st.Bind(6, *type);
+    if (q.bind_types_json) st.Bind(7, types_json);
+    while (st.Step()) out.push_back(ReadRow(st));
+  };
+  switch (q.split) {
+    case MessageQuery::Split::kNone:
+      run(f.task_ids.empty() ? 0 : f.task_ids[0], f.types.empty() ? nullptr : &f.types[0]);
+      return out;
+    case MessageQuery::Split::kByTask: {
+      std::vector<int64_t> ids = f.task_ids;
+      std::sort(ids.begin(), ids.end());
+      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+      for (int64_t id : ids) run(id, f.types.empty() ? nullptr : &f.types[0]);
+      break;
+    }
+    case MessageQuery::Split::kByType: {
+      std::vector<std::string> types = f.types;
+      std::sort(types.begin(), types.end());
+      types.erase(std::unique(types.begin(), types.end()), types.end());
+      for (const auto& t : types) run(0, &t);
+      break;
+    }
+  }
+  // Each run is in seq order and runs are disjoint (a row has one task and one type).
+  auto by_seq = [newest_first](const domain::MessageRecord& a, const domain::MessageRecord& b) {
+    return newest_first ? a.seq > b.seq : a.seq < b.seq;
+  };
+  std::sort(out.begin(), out.end(), by_seq);
+  if (out.size() > static_cast<size_t>(std::max(limit, 0))) out.resize(std::max(limit, 0));
   return out;
 }
 
@@ -110,8 +124,7 @@ std::vector<domain::MessageRecord> MessageStore::TakeUnread(const std::string& h
   auto out = Query(f, 0, limit, false);
   if (!peek) {
     for (auto& m : out) {
-      Statement upd = db_.Prepare("UPDATE messages SET read = 1 WHERE seq = ?");
-      upd.Bind(1, m.seq).Run();
+      db_.Prepare("UPDATE messages SET read = 1 WHERE seq = ?").Bind(1, m.seq).Run();
       m.read = true;
     }
   }
@@ -125,16 +138,8 @@ int64_t MessageStore::LastSeq() {
   return st.Int(0);
 }
 
-int64_t MessageStore::Count() {
-  auto st = db_.Prepare("SELECT COUNT(*) FROM messages");
-  st.Step();
-  return st.Int(0);
-}
+int64_t MessageStore::Count() { return ReadCounter(db_, "messages"); }
 
-int64_t MessageStore::CountUnread() {
-  auto st = db_.Prepare("SELECT COUNT(*) FROM messages WHERE read = 0");
-  st.Step();
-  return st.Int(0);
-}
+int64_t MessageStore::CountUnread() { return ReadCounter(db_, "messages_unread"); }
 
 }  // namespace conclave::store

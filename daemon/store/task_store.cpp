@@ -1,5 +1,7 @@
 #include "store/task_store.h"
 
+#include "store/counters.h"
+
 namespace conclave::store {
 namespace {
 
@@ -40,14 +42,16 @@ TaskRecord ReadRow(const Statement& st) {
 }  // namespace
 
 std::optional<TaskRecord> TaskStore::Get(int64_t id) {
-  auto st = db_.Prepare(std::string(kSelect) + " WHERE id = ?");
+  static const std::string kSql = std::string(kSelect) + " WHERE id = ?";
+  auto st = db_.Prepare(kSql);
   st.Bind(1, id);
   if (!st.Step()) return std::nullopt;
   return ReadRow(st);
 }
 
 std::optional<TaskRecord> TaskStore::GetByKey(const std::string& key) {
-  auto st = db_.Prepare(std::string(kSelect) + " WHERE idem_key = ?");
+  static const std::string kSql = std::string(kSelect) + " WHERE idem_key = ?";
+  auto st = db_.Prepare(kSql);
   st.Bind(1, key);
   if (!st.Step()) return std::nullopt;
   return ReadRow(st);
@@ -86,10 +90,13 @@ void TaskStore::Update(const TaskRecord& t) {
 }
 
 std::vector<TaskRecord> TaskStore::List(const std::string& status, int limit) {
-  auto st = db_.Prepare(std::string(kSelect) +
-                        (status.empty() ? " WHERE ?1 = ?1" : " WHERE status = ?1") +
-                        " ORDER BY id LIMIT ?2");
-  st.Bind(1, status).Bind(2, static_cast<int64_t>(limit));
+  // Both walk an index in id order and stop at the limit.
+  static const std::string kAll = std::string(kSelect) + " WHERE id > 0 ORDER BY id LIMIT ?2";
+  static const std::string kByStatus =
+      std::string(kSelect) + " WHERE status = ?1 ORDER BY id LIMIT ?2";
+  auto st = db_.Prepare(status.empty() ? kAll : kByStatus);
+  if (!status.empty()) st.Bind(1, status);
+  st.Bind(2, static_cast<int64_t>(limit));
   std::vector<TaskRecord> out;
   while (st.Step()) out.push_back(ReadRow(st));
   return out;
@@ -118,20 +125,26 @@ std::vector<int64_t> TaskStore::Dependants(int64_t dep_id) {
   return out;
 }
 
-std::map<std::string, int64_t> TaskStore::CountByStatus() {
-  auto st = db_.Prepare("SELECT status, COUNT(*) FROM tasks GROUP BY status");
-  std::map<std::string, int64_t> out;
-  while (st.Step()) out[st.Text(0)] = st.Int(1);
-  return out;
-}
+std::map<std::string, int64_t> TaskStore::CountByStatus() { return ReadCounters(db_, "tasks_"); }
 
 double TaskStore::SessionSpend(const std::string& session) {
   auto st = db_.Prepare(
-      "SELECT COALESCE(SUM(d.cost_usd), 0) FROM dispatches d JOIN tasks t ON t.id = d.task_id "
-      "WHERE t.session = ?");
+      "SELECT COALESCE(SUM(dispatches.cost_usd), 0) FROM tasks JOIN dispatches "
+      "ON dispatches.task_id = tasks.id WHERE tasks.session = ?");
   st.Bind(1, session);
   st.Step();
   return st.Real(0);
+}
+
+std::vector<std::pair<std::string, double>> TaskStore::SpendBySession() {
+  // session > '' walks the session index instead of every task.
+  auto st = db_.Prepare(
+      "SELECT tasks.session, COALESCE(SUM(dispatches.cost_usd), 0) FROM tasks LEFT JOIN "
+      "dispatches ON dispatches.task_id = tasks.id WHERE tasks.session > '' "
+      "GROUP BY tasks.session ORDER BY tasks.session");
+  std::vector<std::pair<std::string, double>> out;
+  while (st.Step()) out.emplace_back(st.Text(0), st.Real(1));
+  return out;
 }
 
 }  // namespace conclave::store

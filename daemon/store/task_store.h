@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "store/database.h"
@@ -45,8 +46,11 @@ class TaskStore {
   void AddDep(int64_t task_id, int64_t dep_id);
   std::vector<int64_t> Deps(int64_t task_id);
   std::vector<int64_t> Dependants(int64_t dep_id);
+  // Non-zero task counts by status (maintained counters, not a count of rows).
   std::map<std::string, int64_t> CountByStatus();
   double SessionSpend(const std::string& session);
+  // (session, spent) for every session with tasks, ascending by session.
+  std::vector<std::pair<std::string, double>> SpendBySession();
 
  private:
   Database& db_;

@@ -1,5 +1,7 @@
 #include "store/terminal_store.h"
 
+#include "store/counters.h"
+
 namespace conclave::store {
 namespace {
 constexpr const char* kSelect =
@@ -10,7 +12,8 @@ TerminalRecord ReadRow(const Statement& st) {
 }  // namespace
 
 std::optional<TerminalRecord> TerminalStore::Get(const std::string& handle) {
-  auto st = db_.Prepare(std::string(kSelect) + " WHERE handle = ?");
+  static const std::string kSql = std::string(kSelect) + " WHERE handle = ?";
+  auto st = db_.Prepare(kSql);
   st.Bind(1, handle);
   if (!st.Step()) return std::nullopt;
   return ReadRow(st);
@@ -47,10 +50,6 @@ std::vector<TerminalRecord> TerminalStore::List(bool include_closed) {
   return out;
 }
 
-int64_t TerminalStore::CountOpen() {
-  auto st = db_.Prepare("SELECT COUNT(*) FROM terminals WHERE state != 'closed'");
-  st.Step();
-  return st.Int(0);
-}
+int64_t TerminalStore::CountOpen() { return ReadCounter(db_, "terminals_open"); }
 
 }  // namespace conclave::store

@@ -1,0 +1,203 @@
+// Unit tests: MessageStore reads — for every combination of filters Inbox, Check, Wait and
+// Watch accept (recipient, sender, task ids, types, unread), both orders, cursors and limits,
+// the indexed queries return exactly what the in-memory filter (MessageFilter::Matches)
+// selects from the whole log; and the maintained counters equal a count of the rows.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <random>
+
+#include "store/counters.h"
+#include "store/dispatch_store.h"
+#include "store/handle_store.h"
+#include "store/message_store.h"
+#include "store/task_store.h"
+#include "store/terminal_store.h"
+#include "store_test_support.h"
+
+using namespace conclave;
+using conclave::testing::TempDb;
+
+namespace {
+
+const std::vector<std::string> kTypes = {"status", "worker_done", "heartbeat", "reply"};
+
+std::vector<domain::MessageRecord> Fill(store::MessageStore& ms, int n) {
+  std::mt19937 rng(42);
+  std::vector<domain::MessageRecord> all;
+  for (int i = 0; i < n; ++i) {
+    domain::MessageRecord m;
+    m.created_ms = i;
+    m.type = kTypes[rng() % kTypes.size()];
+    m.from = "s" + std::to_string(rng() % 3);
+    m.to = "h" + std::to_string(rng() % 4);
+    m.subject = "m" + std::to_string(i);
+    m.thread_id = "t";
+    m.task_id = rng() % 5;  // 0 = none
+    m.read = rng() % 3 == 0;
+    ms.Insert(m);
+    all.push_back(m);
+  }
+  return all;
+}
+
+std::vector<int64_t> Expected(const std::vector<domain::MessageRecord>& all,
+                              const domain::MessageFilter& f, int64_t after, int limit,
+                              bool newest) {
+  std::vector<int64_t> out;
+  for (const auto& m : all) {
+    if (m.seq > after && f.Matches(m)) out.push_back(m.seq);
+  }
+  if (newest) std::reverse(out.begin(), out.end());
+  if (out.size() > static_cast<size_t>(limit)) out.resize(limit);
+  return out;
+}
+
+std::vector<int64_t> Seqs(const std::vector<domain::MessageRecord>& ms) {
+  std::vector<int64_t> out;
+  for (const auto& m : ms) out.push_back(m.seq);
+  return out;
+}
+
+int64_t CountRows(store::Database& db, const std::string& where) {
+  auto st = db.Prepare("SELECT COUNT(*) FROM " + where);
+  st.Step();
+  return st.Int(0);
+}
+
+}  // namespace
+
+TEST_CASE("every filter combination reads exactly what the in-memory filter selects",
+          "[store]") {
+  TempDb t;
+  store::MessageStore ms(*t.db);
+  auto all = Fill(ms, 600);
+  const std::vector<std::vector<std::string>> type_sets = {{}, {"status"}, {"reply", "status"}};
+  const std::vector<std::vector<int64_t>> task_sets = {{}, {3}, {1, 4, 4, 2}};
+  int checked = 0;
+  for (const auto& types : type_sets) {
+    for (const std::string to : {"", "h2"}) {
+      for (const std::string from : {"", "s1"}) {
+        for (const auto& tasks : task_sets) {
+          for (bool unread : {false, true}) {
+            domain::MessageFilter f;
+            f.types = types;
+            f.to = to;
+            f.from = from;
+            f.task_ids = tasks;
+            f.unread_only = unread;
+            for (int64_t after : {int64_t{0}, int64_t{300}}) {
+              for (int limit : {1, 7, 1000}) {
+                INFO("types=" << types.size() << " to=" << to << " from=" << from
+                              << " tasks=" << tasks.size() << " unread=" << unread
+                              << " after=" << after << " limit=" << limit);
+                CHECK(Seqs(ms.After(f, after, limit)) == Expected(all, f, after, limit, false));
+                if (after == 0) {
+                  CHECK(Seqs(ms.Newest(f, limit)) == Expected(all, f, 0, limit, true));
+                }
+                ++checked;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(checked == 3 * 2 * 2 * 3 * 2 * 2 * 3);
+}
+
+TEST_CASE("TakeUnread takes the oldest unread of one recipient, by type, and marks them read",
+          "[store]") {
+  TempDb t;
+  store::MessageStore ms(*t.db);
+  auto all = Fill(ms, 300);
+  domain::MessageFilter f;
+  f.to = "h1";
+  f.unread_only = true;
+  f.types = {"heartbeat", "reply"};
+  auto want = Expected(all, f, 0, 5, false);
+  CHECK(Seqs(ms.TakeUnread("h1", f.types, 5, true)) == want);  // peek
+  CHECK(Seqs(ms.TakeUnread("h1", f.types, 5, false)) == want);
+  for (auto& m : all) {
+    if (std::find(want.begin(), want.end(), m.seq) != want.end()) m.read = true;
+  }
+  CHECK(Seqs(ms.TakeUnread("h1", f.types, 5, true)) == Expected(all, f, 0, 5, false));
+}
+
+TEST_CASE("maintained counters equal a count of the rows through inserts and updates",
+          "[store]") {
+  TempDb t;
+  store::MessageStore ms(*t.db);
+  store::HandleStore hs(*t.db);
+  store::TerminalStore ts(*t.db);
+  store::TaskStore tasks(*t.db);
+  store::DispatchStore ds(*t.db);
+  Fill(ms, 200);
+  ms.TakeUnread("h0", {}, 10, false);
+  ms.TakeUnread("h3", {"status"}, 1000, false);
+  CHECK(ms.Count() == CountRows(*t.db, "messages"));
+  CHECK(ms.CountUnread() == CountRows(*t.db, "messages WHERE read = 0"));
+  CHECK(ms.CountUnread() > 0);
+
+  for (int i = 0; i < 5; ++i) hs.Insert({"n" + std::to_string(i), "handle", 1, i == 4});
+  hs.MarkClosed("n1");
+  CHECK(hs.Count() == CountRows(*t.db, "handles WHERE closed = 0"));
+  CHECK(hs.Count() == 3);
+
+  for (int i = 0; i < 4; ++i) ts.Insert({"w" + std::to_string(i), "p", "/tmp", "idle", 0, 1});
+  ts.SetState("w1", "closed", 0);
+  ts.SetState("w2", "busy", 7);
+  CHECK(ts.CountOpen() == CountRows(*t.db, "terminals WHERE state != 'closed'"));
+  CHECK(ts.CountOpen() == 3);
+
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 6; ++i) {
+    store::TaskRecord r;
+    r.title = "t";
+    r.status = "pending";
+    ids.push_back(tasks.Insert(r));
+  }
+  for (int i = 0; i < 4; ++i) {
+    auto r = *tasks.Get(ids[i]);
+    r.status = i < 2 ? "completed" : "failed";
+    tasks.Update(r);
+  }
+  auto r = *tasks.Get(ids[0]);
+  tasks.Update(r);  // same status: no change
+  std::map<std::string, int64_t> want{{"completed", 2}, {"failed", 2}, {"pending", 2}};
+  CHECK(tasks.CountByStatus() == want);
+
+  for (int i = 0; i < 3; ++i) {
+    store::DispatchRecord d;
+    d.task_id = ids[i];
+    d.target = "w0";
+    d.coordinator = "c";
+    d.id = ds.Insert(d);
+    if (i) {
+      d.state = "running";
+      ds.Update(d);
+    }
+  }
+  CHECK(ds.CountInState("queued") == 1);
+  CHECK(ds.CountInState("running") == 2);
+  CHECK(ds.CountInState("failed") == 0);
+}
+
+TEST_CASE("counters start from the rows already there when the migration runs", "[store]") {
+  TempDb t(false);
+  auto ms = store::EmbeddedMigrations();
+  std::vector<store::Migration> before(ms.begin(), ms.begin() + 3);  // up to 0003
+  REQUIRE(store::ApplyMigrations(*t.db, before).ok());
+  t.db->Exec(
+      "INSERT INTO messages(created_ms, type, priority, sender, recipient, subject, body, "
+      "thread_id, read) VALUES (1,'status','normal','a','b','s','', 't', 0), "
+      "(1,'status','normal','a','b','s','', 't', 1);"
+      "INSERT INTO tasks(title, brief, status, role, created_ms, updated_ms, coordinator) "
+      "VALUES ('t','b','ready','writer',1,1,'c');");
+  REQUIRE(store::ApplyMigrations(*t.db, ms).ok());
+  store::MessageStore m(*t.db);
+  store::TaskStore tasks(*t.db);
+  CHECK(m.Count() == 2);
+  CHECK(m.CountUnread() == 1);
+  CHECK(tasks.CountByStatus() == std::map<std::string, int64_t>{{"ready", 1}});
+}

@@ -1,0 +1,204 @@
+// Unit test: no query the store issues walks a whole table of messages, tasks or dispatches.
+// It calls every repository method (every message-filter shape included), then runs EXPLAIN
+// QUERY PLAN on every SQL text the statement cache compiled — so a new query is checked as
+// soon as a method here runs it — and fails on any SCAN ("SCAN t", or "SCAN t USING [COVERING]
+// INDEX i", which is a full walk of the index) except of the small tables listed below.
+// An index SEARCH is fine, including a bounded walk "id > 0 ORDER BY id LIMIT n".
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "store/counters.h"
+#include "store/dispatch_store.h"
+#include "store/gate_store.h"
+#include "store/handle_store.h"
+#include "store/message_store.h"
+#include "store/migrations.h"
+#include "store/review_store.h"
+#include "store/task_store.h"
+#include "store/terminal_store.h"
+#include "store_test_support.h"
+
+using namespace conclave;
+using conclave::testing::TempDb;
+
+namespace {
+
+// Tables that stay small (a row per handle, terminal, gate, review...), and table-valued
+// functions over a bound value: scanning these is fine.
+const std::set<std::string> kSmallTables = {
+    "handles",        "terminals",       "gates",         "cooldowns",
+    "reviews",        "review_rounds",   "strong_sessions", "schema_migrations",
+    "sqlite_master",  "sqlite_schema",   "sqlite_sequence", "json_each",
+    "CONSTANT"};  // "SCAN CONSTANT ROW": a SELECT without FROM
+
+// The plan lines of sql that walk a whole table (or a whole index of one) not in kSmallTables.
+std::vector<std::string> FullScans(store::Database& db, const std::string& sql) {
+  std::vector<std::string> out;
+  auto st = db.Prepare("EXPLAIN QUERY PLAN " + sql);
+  while (st.Step()) {
+    std::string detail = st.Text(3);
+    if (detail.rfind("SCAN ", 0) != 0) continue;
+    std::string table = detail.substr(5, detail.find(' ', 5) - 5);
+    if (!kSmallTables.count(table)) out.push_back(detail);
+  }
+  return out;
+}
+
+// Runs every repository method at least once, every message filter shape included.
+void ExerciseEveryQuery(store::Database& db) {
+  store::MessageStore ms(db);
+  store::HandleStore hs(db);
+  store::TerminalStore ts(db);
+  store::TaskStore tasks(db);
+  store::DispatchStore ds(db);
+  store::GateStore gs(db);
+  store::ReviewStore rs(db);
+
+  hs.Insert({"h", "handle", 1, false});
+  hs.Get("h");
+  hs.MarkClosed("h");
+  hs.List(true);
+  hs.List(false);
+  hs.Count();
+
+  ts.Insert({"w", "p", "/tmp", "idle", 0, 1});
+  ts.Get("w");
+  ts.SetState("w", "busy", 1);
+  ts.List(true);
+  ts.List(false);
+  ts.CountOpen();
+
+  domain::MessageRecord m;
+  m.type = "status";
+  m.from = "a";
+  m.to = "h";
+  m.subject = "s";
+  m.thread_id = "t";
+  m.task_id = 1;
+  ms.Insert(m);
+  ms.Get(m.seq);
+  ms.LastSeq();
+  ms.Count();
+  ms.CountUnread();
+  ms.TakeUnread("h", {}, 10, true);
+  ms.TakeUnread("h", {"status"}, 10, false);
+  ms.TakeUnread("h", {"status", "reply"}, 10, false);
+  for (const auto& types : std::vector<std::vector<std::string>>{{}, {"status"}, {"a", "b"}}) {
+    for (const std::string to : {"", "h"}) {
+      for (const std::string from : {"", "a"}) {
+        for (const auto& ids : std::vector<std::vector<int64_t>>{{}, {1}, {1, 2}}) {
+          for (bool unread : {false, true}) {
+            domain::MessageFilter f{types, to, from, ids, unread};
+            ms.After(f, 0, 10);
+            ms.Newest(f, 10);
+          }
+        }
+      }
+    }
+  }
+
+  store::TaskRecord t;
+  t.title = "t";
+  t.status = "pending";
+  t.idem_key = "k";
+  t.session = "s";
+  t.id = tasks.Insert(t);
+  tasks.Get(t.id);
+  tasks.GetByKey("k");
+  t.status = "ready";
+  tasks.Update(t);
+  tasks.List("", 10);
+  tasks.List("ready", 10);
+  tasks.AddDep(t.id, t.id + 1);
+  tasks.Deps(t.id);
+  tasks.Dependants(t.id + 1);
+  tasks.CountByStatus();
+  tasks.SessionSpend("s");
+  tasks.SpendBySession();
+
+  store::DispatchRecord d;
+  d.task_id = t.id;
+  d.target = "w";
+  d.terminal = "w";
+  d.family = "f";
+  d.coordinator = "c";
+  d.id = ds.Insert(d);
+  ds.Get(d.id);
+  d.state = "running";
+  ds.Update(d);
+  ds.ForTask(t.id);
+  ds.InState("running");
+  ds.LatestForTerminal("w");
+  ds.CountInState("running");
+  ds.CountRunningForProfile("p");
+  ds.TaskSpend(t.id);
+  ds.FamilySpendSince("f", 0);
+  ds.SpendByFamilySince(0);
+
+  store::GateRecord g;
+  g.task_id = t.id;
+  g.question = "q";
+  g.id = gs.Insert(g);
+  gs.Get(g.id);
+  gs.Resolve(g.id, "yes", 2);
+  for (bool open : {false, true}) {
+    gs.List(open, 0);
+    gs.List(open, t.id);
+  }
+  gs.CountOpenForTask(t.id);
+
+  store::ReviewRecord r;
+  r.mode = "simple";
+  r.idem_key = "rk";
+  r.id = rs.Insert(r);
+  rs.Get(r.id);
+  rs.GetByKey("rk");
+  rs.Update(r);
+  rs.List(10, 0);
+  store::RoundRecordRow round;
+  round.review_id = r.id;
+  round.task_id = t.id;
+  round.id = rs.InsertRound(round);
+  rs.UpdateRound(round);
+  rs.Rounds(r.id);
+  rs.RoundForTask(t.id);
+  rs.ClaimStrongSession("s", r.id, 1);
+
+  store::CurrentSchemaVersion(db);
+  store::ReadCounter(db, "messages");
+  store::ReadCounters(db, "tasks_");
+}
+
+}  // namespace
+
+TEST_CASE("query plans: nothing the store runs scans messages, tasks or dispatches",
+          "[store][plans]") {
+  TempDb t;
+  ExerciseEveryQuery(*t.db);
+  auto texts = t.db->CachedSql();
+  CHECK(texts.size() > 100);  // the exercise really ran (every filter shape is a text)
+  int checked = 0;
+  for (const auto& sql : texts) {
+    if (sql.rfind("EXPLAIN", 0) == 0) continue;
+    INFO(sql);
+    CHECK(FullScans(*t.db, sql) == std::vector<std::string>{});
+    ++checked;
+  }
+  CHECK(checked > 100);
+}
+
+TEST_CASE("query plans: the check itself catches full scans, index walks included",
+          "[store][plans]") {
+  TempDb t;
+  CHECK(FullScans(*t.db, "SELECT COUNT(*) FROM messages").size() == 1);
+  CHECK(FullScans(*t.db, "SELECT seq FROM messages WHERE body = ?").size() == 1);
+  // A walk of a whole index is a scan too, even when it avoids a sort.
+  auto walk = FullScans(*t.db, "SELECT seq FROM messages INDEXED BY messages_to "
+                               "WHERE sender = ? ORDER BY recipient, seq");
+  REQUIRE(walk.size() == 1);
+  CHECK(walk[0].find("USING") != std::string::npos);
+  CHECK(FullScans(*t.db, "SELECT id FROM tasks t WHERE brief = ?").size() == 1);  // an alias
+  CHECK(FullScans(*t.db, "SELECT seq FROM messages WHERE recipient = ? ORDER BY seq").empty());
+  CHECK(FullScans(*t.db, "SELECT name FROM handles ORDER BY name").empty());  // small table
+}
