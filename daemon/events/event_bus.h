@@ -2,6 +2,10 @@
 // Nothing polls: a waiter is a filter, a cursor and a deadline timer; Publish() (called by
 // the commit batcher after COMMIT) completes every waiter whose filter matches. Each waiter
 // is checked independently, so a slow client never holds up another.
+// Waiters are indexed by the most selective thing they filter on — task id, else recipient,
+// else type, else sender; the rest are "unfiltered" — so a committed message is checked only
+// against the waiters it could wake, however many are parked. Waiters with several task ids
+// or types sit in one bucket per value; a message has one of each, so it meets a waiter once.
 // Thread-safety: loop thread only. Callbacks run on the loop thread.
 #pragma once
 
@@ -11,6 +15,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "domain/message.h"
@@ -46,6 +53,8 @@ class EventBus {
   void SeedLastSeq(int64_t seq) { last_seq_ = seq; }
 
   size_t waiter_count() const { return waiters_.size(); }
+  // Waiter filter checks Publish() made so far (to test that it skips unrelated waiters).
+  uint64_t FilterChecksForTest() const { return filter_checks_; }
   size_t watcher_count() const { return watchers_.size(); }
 
  private:
@@ -56,6 +65,13 @@ class EventBus {
     WaitCallback cb;
     std::unique_ptr<boost::asio::steady_timer> timer;
   };
+  // Bucket id sets are ordered, so waiters wake in the order they were parked.
+  using Bucket = std::set<WaiterId>;
+  // The buckets the waiter is filed in (by its filter); Unfile removes it from them.
+  void File(WaiterId id, const domain::MessageFilter& f);
+  void Unfile(WaiterId id, const domain::MessageFilter& f);
+  // Removes the waiter; returns its callback (timer cancelled).
+  WaitCallback Take(WaiterId id);
   struct Watcher {
     domain::MessageFilter filter;
     int64_t after_seq;
@@ -65,7 +81,13 @@ class EventBus {
   boost::asio::io_context& io_;
   WaiterId next_id_ = 1;
   int64_t last_seq_ = 0;
-  std::map<WaiterId, Waiter> waiters_;
+  uint64_t filter_checks_ = 0;
+  std::unordered_map<WaiterId, Waiter> waiters_;
+  std::unordered_map<int64_t, Bucket> by_task_;
+  std::unordered_map<std::string, Bucket> by_to_;
+  std::unordered_map<std::string, Bucket> by_type_;
+  std::unordered_map<std::string, Bucket> by_from_;
+  Bucket unfiltered_;
   std::map<WaiterId, Watcher> watchers_;
 };
 
