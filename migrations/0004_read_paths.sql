@@ -1,23 +1,20 @@
 -- Every read path served by an index, and counts kept instead of counted.
 --
--- Messages: one index per filter a reader can give (Inbox, Check, Wait, Watch), each ending in
--- seq so "... ORDER BY seq LIMIT n" is a seek plus n rows. store/message_query.cpp picks the
--- index by name (INDEXED BY); renaming one here breaks that on purpose. Unread indexes are
--- partial: a message leaves them when it is read, so they stay as small as the unread set.
-DROP INDEX IF EXISTS messages_unread;  -- (recipient, read, seq): replaced by the partial ones
-CREATE INDEX messages_to ON messages(recipient, seq);
-CREATE INDEX messages_to_type ON messages(recipient, type, seq);
+-- Messages: few indexes (each one is a page written per commit), each ending in seq so that
+-- "... ORDER BY seq LIMIT n" is a seek plus n entries once every column before seq is fixed.
+-- store/message_query.cpp picks the index by name (INDEXED BY) and fixes those columns: from
+-- the filter, or by running once per value — per type of the closed list, per read 0/1 — and
+-- merging by seq (covering seeks: seq is in every index). Renaming an index breaks that on
+-- purpose.
+DROP INDEX IF EXISTS messages_unread;  -- (recipient, read, seq): subsumed by messages_to
+CREATE INDEX messages_to ON messages(recipient, type, read, seq);
 CREATE INDEX messages_from ON messages(sender, seq);
-CREATE INDEX messages_type ON messages(type, seq);
-CREATE INDEX messages_unread_to ON messages(recipient, seq) WHERE read = 0;
-CREATE INDEX messages_unread_to_type ON messages(recipient, type, seq) WHERE read = 0;
-CREATE INDEX messages_unread_seq ON messages(seq) WHERE read = 0;
+CREATE INDEX messages_type ON messages(type, read, seq);
 -- messages_task (task_id, seq) exists since 0001.
 
 -- Tasks and dispatches: the lookups the store and the status/spend lines make.
 CREATE INDEX tasks_session ON tasks(session);
 CREATE INDEX dispatches_terminal ON dispatches(terminal, id);
-CREATE INDEX dispatches_family ON dispatches(family, created_ms);
 CREATE INDEX dispatches_created ON dispatches(created_ms);
 
 -- Counters, maintained by triggers in the writing transaction itself (so they can never

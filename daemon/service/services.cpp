@@ -17,6 +17,7 @@ std::map<std::string, int64_t> Services::Counts() {
   c["watchers"] = static_cast<int64_t>(core.bus.watcher_count());
   c["profiles"] = static_cast<int64_t>(core.profiles.profiles.size());
   c["commits"] = core.batcher.commits();
+  c["wal_checkpoints"] = core.db.checkpoints();
   return c;
 }
 

@@ -94,6 +94,8 @@ Database::Database(const std::string& path, const Options& options) : path_(path
     Exec("PRAGMA journal_mode=WAL;");
     Exec(options.synchronous_full ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;");
     Exec("PRAGMA foreign_keys=ON;");
+    Exec("PRAGMA cache_size=-" + std::to_string(options.cache_kib) + ";");
+    Exec("PRAGMA temp_store=MEMORY;");
     // No checkpoint inside COMMIT on this (the loop's) connection: see WalCheckpointer.
     Exec("PRAGMA wal_autocheckpoint=0;");
     // A WAL grown by a burst is cut back to this size when it next restarts.

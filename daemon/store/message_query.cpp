@@ -1,6 +1,19 @@
 #include "store/message_query.h"
 
+#include <algorithm>
+
 namespace conclave::store {
+namespace {
+
+template <typename T>
+std::vector<T> Distinct(std::vector<T> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+}  // namespace
+
 std::string JsonStringArray(const std::vector<std::string>& values) {
   std::string out = "[";
   for (size_t i = 0; i < values.size(); ++i) {
@@ -24,58 +37,54 @@ std::string JsonStringArray(const std::vector<std::string>& values) {
   return out + "]";
 }
 
-MessageQuery PlanMessageQuery(const domain::MessageFilter& f, bool newest_first) {
+MessageQuery PlanMessageQuery(const domain::MessageFilter& f, bool newest_first,
+                              const std::vector<std::string>& all_types) {
   MessageQuery q;
-  const bool has_types = !f.types.empty();
   const char* index = nullptr;  // nullptr: the rowid (seq) itself
-  bool type_in_index = false;   // the driving index holds type: split by type
-  bool unread_in_index = false;
+  // Whether the driving index holds type and read before seq (they must then be fixed).
+  bool index_has_type_read = false;
   if (!f.task_ids.empty()) {
     index = "messages_task";
-    q.split = f.task_ids.size() > 1 ? MessageQuery::Split::kByTask : MessageQuery::Split::kNone;
+    q.tasks = Distinct(f.task_ids);
   } else if (!f.to.empty()) {
-    unread_in_index = f.unread_only;
-    type_in_index = has_types;
-    index = f.unread_only ? (has_types ? "messages_unread_to_type" : "messages_unread_to")
-                          : (has_types ? "messages_to_type" : "messages_to");
-  } else if (f.unread_only) {
-    index = "messages_unread_seq";
-    unread_in_index = true;
+    index = "messages_to";
+    index_has_type_read = true;
   } else if (!f.from.empty()) {
     index = "messages_from";
-  } else if (has_types) {
+  } else if (!f.types.empty() || f.unread_only) {
     index = "messages_type";
-    type_in_index = true;
+    index_has_type_read = true;
   }
-  if (type_in_index && f.types.size() > 1) q.split = MessageQuery::Split::kByType;
 
-  std::string& sql = q.sql;
-  sql = std::string("SELECT ") + kMessageColumns + " FROM messages " +
-        (index ? std::string("INDEXED BY ") + index : std::string("NOT INDEXED")) +
-        " WHERE seq > ?1";
+  std::string where = " WHERE seq > ?1";
+  if (!f.task_ids.empty()) where += " AND task_id = ?5";
   if (!f.to.empty()) {
-    sql += " AND recipient = ?3";
+    where += " AND recipient = ?3";
     q.bind_to = true;
   }
   if (!f.from.empty()) {
-    sql += " AND sender = ?4";
+    where += " AND sender = ?4";
     q.bind_from = true;
   }
-  if (!f.task_ids.empty()) {
-    sql += " AND task_id = ?5";
-    q.bind_task = true;
-  }
-  if (has_types) {
-    if (type_in_index || f.types.size() == 1) {
-      sql += " AND type = ?6";
-      q.bind_type = true;
-    } else {
-      sql += " AND type IN (SELECT value FROM json_each(?7))";
+  if (index_has_type_read) {
+    q.types = Distinct(f.types.empty() ? all_types : f.types);
+    q.reads = f.unread_only ? std::vector<int>{0} : std::vector<int>{0, 1};
+    where += " AND type = ?6 AND read = ?8";
+  } else {
+    if (f.types.size() == 1) {
+      q.types = f.types;
+      where += " AND type = ?6";
+    } else if (!f.types.empty()) {
+      where += " AND type IN (SELECT value FROM json_each(?7))";
       q.bind_types_json = true;
     }
+    if (f.unread_only) where += " AND read = 0";
   }
-  if (f.unread_only || unread_in_index) sql += " AND read = 0";
-  sql += newest_first ? " ORDER BY seq DESC LIMIT ?2" : " ORDER BY seq ASC LIMIT ?2";
+  std::string from = std::string(" FROM messages ") +
+                     (index ? std::string("INDEXED BY ") + index : std::string("NOT INDEXED"));
+  std::string order = newest_first ? " ORDER BY seq DESC LIMIT ?2" : " ORDER BY seq ASC LIMIT ?2";
+  q.rows_sql = std::string("SELECT ") + kMessageColumns + from + where + order;
+  q.seqs_sql = "SELECT seq" + from + where + order;
   return q;
 }
 

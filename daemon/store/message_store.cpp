@@ -1,6 +1,7 @@
 #include "store/message_store.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "store/counters.h"
@@ -31,6 +32,11 @@ domain::MessageRecord ReadRow(const Statement& st) {
 }  // namespace
 
 void MessageStore::Insert(domain::MessageRecord& m) {
+  // Reads by recipient or type enumerate the closed list of types: a row outside it would
+  // be invisible to them.
+  if (!domain::IsMessageType(m.type)) {
+    throw StoreError(SQLITE_CONSTRAINT, "message type '" + m.type + "' is not a known type");
+  }
   db_.Prepare(
          "INSERT INTO messages(created_ms, type, priority, sender, recipient, subject, body, "
          "payload, task_id, dispatch_id, thread_id, reply_to, read) "
@@ -63,44 +69,47 @@ std::optional<domain::MessageRecord> MessageStore::Get(int64_t seq) {
 std::vector<domain::MessageRecord> MessageStore::Query(const domain::MessageFilter& f,
                                                        int64_t after_seq, int limit,
                                                        bool newest_first) {
-  MessageQuery q = PlanMessageQuery(f, newest_first);
-  std::string types_json = q.bind_types_json ? JsonStringArray(f.types) : std::string();
   std::vector<domain::MessageRecord> out;
-  auto run = [&](int64_t task_id, const std::string* type) {
-    auto st = db_.Prepare(q.sql);
+  if (limit <= 0) return out;
+  MessageQuery q = PlanMessageQuery(f, newest_first, domain::MessageTypes());
+  std::string types_json = q.bind_types_json ? JsonStringArray(f.types) : std::string();
+  auto bind = [&](Statement& st, size_t task, size_t type, size_t read) {
     st.Bind(1, after_seq).Bind(2, static_cast<int64_t>(limit));
     if (q.bind_to) st.Bind(3, f.to);
     if (q.bind_from) st.Bind(4, f.from);
-    if (q.bind_task) st.Bind(5, task_id);
-    if (q.bind_type) st.Bind(6, *type);
+    if (!q.tasks.empty()) st.Bind(5, q.tasks[task]);
+    if (!q.types.empty()) st.Bind(6, q.types[type]);
     if (q.bind_types_json) st.Bind(7, types_json);
-    while (st.Step()) out.push_back(ReadRow(st));
+    if (!q.reads.empty()) st.Bind(8, q.reads[read]);
   };
-  switch (q.split) {
-    case MessageQuery::Split::kNone:
-      run(f.task_ids.empty() ? 0 : f.task_ids[0], f.types.empty() ? nullptr : &f.types[0]);
-      return out;
-    case MessageQuery::Split::kByTask: {
-      std::vector<int64_t> ids = f.task_ids;
-      std::sort(ids.begin(), ids.end());
-      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-      for (int64_t id : ids) run(id, f.types.empty() ? nullptr : &f.types[0]);
-      break;
-    }
-    case MessageQuery::Split::kByType: {
-      std::vector<std::string> types = f.types;
-      std::sort(types.begin(), types.end());
-      types.erase(std::unique(types.begin(), types.end()), types.end());
-      for (const auto& t : types) run(0, &t);
-      break;
+  if (q.Runs() == 1) {
+    auto st = db_.Prepare(q.rows_sql);
+    bind(st, 0, 0, 0);
+    while (st.Step()) out.push_back(ReadRow(st));
+    return out;
+  }
+  // Several runs: merge their seqs (each run is in seq order, runs are disjoint: a row has
+  // one task, one type and one read flag), keep the first `limit`, then read those rows.
+  std::vector<int64_t> seqs;
+  for (size_t t = 0; t < std::max<size_t>(q.tasks.size(), 1); ++t) {
+    for (size_t y = 0; y < std::max<size_t>(q.types.size(), 1); ++y) {
+      for (size_t r = 0; r < std::max<size_t>(q.reads.size(), 1); ++r) {
+        auto st = db_.Prepare(q.seqs_sql);
+        bind(st, t, y, r);
+        while (st.Step()) seqs.push_back(st.Int(0));
+      }
     }
   }
-  // Each run is in seq order and runs are disjoint (a row has one task and one type).
-  auto by_seq = [newest_first](const domain::MessageRecord& a, const domain::MessageRecord& b) {
-    return newest_first ? a.seq > b.seq : a.seq < b.seq;
-  };
-  std::sort(out.begin(), out.end(), by_seq);
-  if (out.size() > static_cast<size_t>(std::max(limit, 0))) out.resize(std::max(limit, 0));
+  if (newest_first) {
+    std::sort(seqs.begin(), seqs.end(), std::greater<int64_t>());
+  } else {
+    std::sort(seqs.begin(), seqs.end());
+  }
+  if (seqs.size() > static_cast<size_t>(limit)) seqs.resize(limit);
+  out.reserve(seqs.size());
+  for (int64_t seq : seqs) {
+    if (auto m = Get(seq)) out.push_back(std::move(*m));
+  }
   return out;
 }
 
