@@ -12,6 +12,13 @@ std::vector<T> Distinct(std::vector<T> v) {
   return v;
 }
 
+// One value fixed per arm for an index column ("" = not fixed per arm).
+struct Arm {
+  int64_t task = 0;
+  std::string type;
+  int read = -1;
+};
+
 }  // namespace
 
 std::string JsonStringArray(const std::vector<std::string>& values) {
@@ -37,54 +44,108 @@ std::string JsonStringArray(const std::vector<std::string>& values) {
   return out + "]";
 }
 
+std::string JsonNumberArray(const std::vector<int64_t>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(values[i]);
+  }
+  return out + "]";
+}
+
 MessageQuery PlanMessageQuery(const domain::MessageFilter& f, bool newest_first,
                               const std::vector<std::string>& all_types) {
   MessageQuery q;
   const char* index = nullptr;  // nullptr: the rowid (seq) itself
-  // Whether the driving index holds type and read before seq (they must then be fixed).
-  bool index_has_type_read = false;
-  if (!f.task_ids.empty()) {
+  std::vector<int64_t> tasks = Distinct(f.task_ids);
+  bool split_tasks = false;      // one arm per task id
+  bool split_type_read = false;  // the index holds (type, read) before seq
+  if (!tasks.empty()) {
     index = "messages_task";
-    q.tasks = Distinct(f.task_ids);
+    split_tasks = tasks.size() <= kMaxTaskArms;
   } else if (!f.to.empty()) {
     index = "messages_to";
-    index_has_type_read = true;
+    split_type_read = true;
   } else if (!f.from.empty()) {
     index = "messages_from";
   } else if (!f.types.empty() || f.unread_only) {
     index = "messages_type";
-    index_has_type_read = true;
+    split_type_read = true;
   }
 
-  std::string where = " WHERE seq > ?1";
-  if (!f.task_ids.empty()) where += " AND task_id = ?5";
+  // The arms: the cross product of the per-arm values.
+  std::vector<Arm> arms{Arm{}};
+  if (split_tasks) {
+    arms.clear();
+    for (int64_t t : tasks) arms.push_back(Arm{t, "", -1});
+  }
+  if (split_type_read) {
+    std::vector<std::string> types = Distinct(f.types.empty() ? all_types : f.types);
+    std::vector<int> reads = f.unread_only ? std::vector<int>{0} : std::vector<int>{0, 1};
+    std::vector<Arm> crossed;
+    for (const Arm& a : arms) {
+      for (const auto& t : types) {
+        for (int r : reads) crossed.push_back(Arm{a.task, t, r});
+      }
+    }
+    arms = std::move(crossed);
+  }
+
+  // Conditions every arm shares.
+  std::string common = " WHERE seq > ?1";
+  if (!tasks.empty() && !split_tasks) {
+    common += " AND task_id IN (SELECT value FROM json_each(?6))";
+    q.bind_tasks_json = true;
+  }
   if (!f.to.empty()) {
-    where += " AND recipient = ?3";
+    common += " AND recipient = ?3";
     q.bind_to = true;
   }
   if (!f.from.empty()) {
-    where += " AND sender = ?4";
+    common += " AND sender = ?4";
     q.bind_from = true;
   }
-  if (index_has_type_read) {
-    q.types = Distinct(f.types.empty() ? all_types : f.types);
-    q.reads = f.unread_only ? std::vector<int>{0} : std::vector<int>{0, 1};
-    where += " AND type = ?6 AND read = ?8";
-  } else {
+  if (!split_type_read) {
     if (f.types.size() == 1) {
-      q.types = f.types;
-      where += " AND type = ?6";
+      common += " AND type = ?5";
+      q.binds.push_back({5, 0, f.types[0], true});
     } else if (!f.types.empty()) {
-      where += " AND type IN (SELECT value FROM json_each(?7))";
+      common += " AND type IN (SELECT value FROM json_each(?5))";
       q.bind_types_json = true;
     }
-    if (f.unread_only) where += " AND read = 0";
+    if (f.unread_only) common += " AND read = 0";
   }
-  std::string from = std::string(" FROM messages ") +
-                     (index ? std::string("INDEXED BY ") + index : std::string("NOT INDEXED"));
-  std::string order = newest_first ? " ORDER BY seq DESC LIMIT ?2" : " ORDER BY seq ASC LIMIT ?2";
-  q.rows_sql = std::string("SELECT ") + kMessageColumns + from + where + order;
-  q.seqs_sql = "SELECT seq" + from + where + order;
+  std::string source = std::string(" FROM messages ") +
+                       (index ? std::string("INDEXED BY ") + index : std::string("NOT INDEXED"));
+  std::string order = newest_first ? " ORDER BY seq DESC" : " ORDER BY seq ASC";
+
+  int next = 10;  // arm parameters start at ?10
+  auto arm_where = [&](const Arm& a) {
+    std::string w = common;
+    if (split_tasks) {
+      w += " AND task_id = ?" + std::to_string(next);
+      q.binds.push_back({next++, a.task, "", false});
+    }
+    if (split_type_read) {
+      w += " AND type = ?" + std::to_string(next);
+      q.binds.push_back({next++, 0, a.type, true});
+      w += " AND read = ?" + std::to_string(next);
+      q.binds.push_back({next++, a.read, "", false});
+    }
+    return w;
+  };
+  if (arms.size() == 1) {
+    q.sql = std::string("SELECT ") + kMessageColumns + source + arm_where(arms[0]) + order +
+            " LIMIT ?2";
+    return q;
+  }
+  std::string merged;
+  for (size_t i = 0; i < arms.size(); ++i) {
+    if (i) merged += " UNION ALL ";
+    merged += "SELECT seq" + source + arm_where(arms[i]);
+  }
+  q.sql = std::string("SELECT ") + kMessageColumns + " FROM messages WHERE seq IN (" + merged +
+          order + " LIMIT ?2)" + order;
   return q;
 }
 

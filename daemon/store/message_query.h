@@ -1,15 +1,16 @@
-// MessageQuery: turns a MessageFilter into SQL that an index serves in seq order, so every
-// Inbox / Check / Wait / Watch filter costs a few seeks plus the rows it returns — never a
-// walk of the log. One filter dimension "drives" the query through a named index (INDEXED BY,
-// so the plan cannot drift): task ids > recipient > sender > type or unread > seq alone.
-// Every index column before seq must be fixed for the index to yield seq order, so the query
-// runs once per combination of those values — each task id; each type asked for (or each of
-// the closed list); read 0, or 0 and 1 — and MessageStore merges the runs by seq. Filter
-// dimensions the driving index does not hold are checked on the rows it yields.
+// MessageQuery: turns a MessageFilter into one SQL statement that indexes serve in seq order,
+// so every Inbox / Check / Wait / Watch filter costs a few seeks plus the rows it returns —
+// never a walk of the log. One filter dimension "drives" the query through a named index
+// (INDEXED BY, so the plan cannot drift): task ids > recipient > sender > type or unread >
+// seq alone. Every index column before seq must be fixed for the index to yield seq order, so
+// the statement is a UNION ALL of one covering seek per combination of those values — each
+// task id; each type asked for (or each of the closed list); read 0, or 0 and 1 — which
+// SQLite merges lazily by seq and stops at the limit; the rows are then read by seq. Filter
+// dimensions the driving index does not hold are checked on the entries it yields. Beyond
+// kMaxTaskArms task ids, a single seek per id feeds a sort instead (tasks have few messages).
 // Pure: builds text only; MessageStore runs it. Thread-safety: none needed.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,19 +24,20 @@ inline constexpr const char* kMessageColumns =
     "seq, created_ms, type, priority, sender, recipient, subject, body, payload, task_id, "
     "dispatch_id, thread_id, reply_to, read";
 
+inline constexpr size_t kMaxTaskArms = 16;
+
 struct MessageQuery {
-  // Parameters: ?1 after_seq, ?2 limit, ?3 recipient, ?4 sender, ?5 task id, ?6 type,
-  // ?7 JSON array of types, ?8 read. A run binds one value of each split dimension.
-  std::string rows_sql;  // selects kMessageColumns
-  std::string seqs_sql;  // the same, selecting seq only (covering when nothing else is checked)
-  std::vector<int64_t> tasks;      // ?5 per run; empty: not bound
-  std::vector<std::string> types;  // ?6 per run; empty: not bound
-  std::vector<int> reads;          // ?8 per run; empty: not bound
-  bool bind_to = false, bind_from = false, bind_types_json = false;
-  size_t Runs() const {
-    return std::max<size_t>(tasks.size(), 1) * std::max<size_t>(types.size(), 1) *
-           std::max<size_t>(reads.size(), 1);
-  }
+  struct Bind {
+    int index;
+    int64_t number = 0;
+    std::string text;
+    bool is_text = false;
+  };
+  // Common parameters: ?1 after_seq, ?2 limit, ?3 recipient, ?4 sender, ?5 JSON array of
+  // types, ?6 JSON array of task ids — the flags say which the SQL uses. Arm values follow.
+  std::string sql;
+  bool bind_to = false, bind_from = false, bind_types_json = false, bind_tasks_json = false;
+  std::vector<Bind> binds;  // values fixed per arm (and single values)
 };
 
 // The query for filter, oldest first (or newest first). all_types is the closed list of
@@ -45,5 +47,7 @@ MessageQuery PlanMessageQuery(const domain::MessageFilter& filter, bool newest_f
 
 // ["a","b"] with JSON string escaping.
 std::string JsonStringArray(const std::vector<std::string>& values);
+// [1,2,3]
+std::string JsonNumberArray(const std::vector<int64_t>& values);
 
 }  // namespace conclave::store

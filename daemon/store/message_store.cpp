@@ -1,7 +1,6 @@
 #include "store/message_store.h"
 
 #include <algorithm>
-#include <functional>
 #include <string>
 
 #include "store/counters.h"
@@ -72,44 +71,20 @@ std::vector<domain::MessageRecord> MessageStore::Query(const domain::MessageFilt
   std::vector<domain::MessageRecord> out;
   if (limit <= 0) return out;
   MessageQuery q = PlanMessageQuery(f, newest_first, domain::MessageTypes());
-  std::string types_json = q.bind_types_json ? JsonStringArray(f.types) : std::string();
-  auto bind = [&](Statement& st, size_t task, size_t type, size_t read) {
-    st.Bind(1, after_seq).Bind(2, static_cast<int64_t>(limit));
-    if (q.bind_to) st.Bind(3, f.to);
-    if (q.bind_from) st.Bind(4, f.from);
-    if (!q.tasks.empty()) st.Bind(5, q.tasks[task]);
-    if (!q.types.empty()) st.Bind(6, q.types[type]);
-    if (q.bind_types_json) st.Bind(7, types_json);
-    if (!q.reads.empty()) st.Bind(8, q.reads[read]);
-  };
-  if (q.Runs() == 1) {
-    auto st = db_.Prepare(q.rows_sql);
-    bind(st, 0, 0, 0);
-    while (st.Step()) out.push_back(ReadRow(st));
-    return out;
-  }
-  // Several runs: merge their seqs (each run is in seq order, runs are disjoint: a row has
-  // one task, one type and one read flag), keep the first `limit`, then read those rows.
-  std::vector<int64_t> seqs;
-  for (size_t t = 0; t < std::max<size_t>(q.tasks.size(), 1); ++t) {
-    for (size_t y = 0; y < std::max<size_t>(q.types.size(), 1); ++y) {
-      for (size_t r = 0; r < std::max<size_t>(q.reads.size(), 1); ++r) {
-        auto st = db_.Prepare(q.seqs_sql);
-        bind(st, t, y, r);
-        while (st.Step()) seqs.push_back(st.Int(0));
-      }
+  auto st = db_.Prepare(q.sql);
+  st.Bind(1, after_seq).Bind(2, static_cast<int64_t>(limit));
+  if (q.bind_to) st.Bind(3, f.to);
+  if (q.bind_from) st.Bind(4, f.from);
+  if (q.bind_types_json) st.Bind(5, JsonStringArray(f.types));
+  if (q.bind_tasks_json) st.Bind(6, JsonNumberArray(f.task_ids));
+  for (const auto& b : q.binds) {
+    if (b.is_text) {
+      st.Bind(b.index, b.text);
+    } else {
+      st.Bind(b.index, b.number);
     }
   }
-  if (newest_first) {
-    std::sort(seqs.begin(), seqs.end(), std::greater<int64_t>());
-  } else {
-    std::sort(seqs.begin(), seqs.end());
-  }
-  if (seqs.size() > static_cast<size_t>(limit)) seqs.resize(limit);
-  out.reserve(seqs.size());
-  for (int64_t seq : seqs) {
-    if (auto m = Get(seq)) out.push_back(std::move(*m));
-  }
+  while (st.Step()) out.push_back(ReadRow(st));
   return out;
 }
 

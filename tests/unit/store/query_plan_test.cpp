@@ -87,7 +87,9 @@ void ExerciseEveryQuery(store::Database& db) {
   for (const auto& types : std::vector<std::vector<std::string>>{{}, {"status"}, {"a", "b"}}) {
     for (const std::string to : {"", "h"}) {
       for (const std::string from : {"", "a"}) {
-        for (const auto& ids : std::vector<std::vector<int64_t>>{{}, {1}, {1, 2}}) {
+        std::vector<int64_t> many(40);
+        for (int64_t i = 0; i < 40; ++i) many[i] = i;
+        for (const auto& ids : std::vector<std::vector<int64_t>>{{}, {1}, {1, 2}, many}) {
           for (bool unread : {false, true}) {
             domain::MessageFilter f{types, to, from, ids, unread};
             ms.After(f, 0, 10);
