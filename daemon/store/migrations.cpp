@@ -10,10 +10,9 @@ void EnsureVersionTable(Database& db) {
       "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
       "name TEXT NOT NULL, applied_ms INTEGER NOT NULL);");
 }
-}  // namespace
 
-int CurrentSchemaVersion(Database& db) {
-  // Cached statement: GetStatus asks on every call. A fresh database has no table yet.
+// The authoritative version: the newest recorded migration (0 for a fresh database).
+int RecordedVersion(Database& db) {
   auto exists = db.Prepare(
       "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'");
   exists.Step();
@@ -23,11 +22,22 @@ int CurrentSchemaVersion(Database& db) {
   return static_cast<int>(st.Int(0));
 }
 
+}  // namespace
+
+int CurrentSchemaVersion(Database& db) {
+  // GetStatus asks on every call: PRAGMA user_version reads the database header only.
+  // ApplyMigrations keeps it equal to the recorded version (0 until a build that sets it ran).
+  auto st = db.Prepare("PRAGMA user_version");
+  st.Step();
+  int v = static_cast<int>(st.Int(0));
+  return v > 0 ? v : RecordedVersion(db);
+}
+
 StatusOr<int> ApplyMigrations(Database& db, const std::vector<Migration>& migrations) {
   int current;
   try {
     EnsureVersionTable(db);
-    current = CurrentSchemaVersion(db);
+    current = RecordedVersion(db);
   } catch (const StoreError& e) {
     return Internal(std::string("reading schema version: ") + e.what());
   }
@@ -49,6 +59,7 @@ StatusOr<int> ApplyMigrations(Database& db, const std::vector<Migration>& migrat
           .Bind(2, m.name)
           .Bind(3, NowMs())
           .Run();
+      db.Exec("PRAGMA user_version = " + std::to_string(m.version));  // in the transaction
       db.Commit();
       current = m.version;
     } catch (const StoreError& e) {
@@ -56,6 +67,19 @@ StatusOr<int> ApplyMigrations(Database& db, const std::vector<Migration>& migrat
       return Internal("migration " + std::to_string(m.version) + "_" + m.name +
                       " failed: " + e.what());
     }
+  }
+  try {
+    int64_t header = 0;
+    {
+      auto st = db.Prepare("PRAGMA user_version");
+      st.Step();
+      header = st.Int(0);
+    }
+    if (header != current) {  // written by a build that did not set it
+      db.Exec("PRAGMA user_version = " + std::to_string(current));
+    }
+  } catch (const StoreError& e) {
+    return Internal(std::string("recording schema version: ") + e.what());
   }
   return current;
 }
