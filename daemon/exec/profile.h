@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "domain/cost.h"
 
 namespace conclave::exec {
 
@@ -33,10 +34,10 @@ struct Profile {
   std::string template_name;  // brief template under profiles/templates/, "" = plain
   std::vector<std::string> budget_flag;  // argv appended when a per-dispatch cap is set
   std::vector<std::string> review_args;  // argv appended for reviewer dispatches
-  std::optional<bool> contract;
-  bool trust_reported_cost = true;  // false: the CLI prices another vendor's model wrongly          // require the worker contract (default: cli yes)
+  std::optional<bool> contract;  // require the worker contract (default: cli yes)
+  bool trust_reported_cost = true;  // false: the CLI prices another vendor's model wrongly
   std::string version_command;           // for `conclave doctor`, e.g. "claude --version"
-  nlohmann::json price = nlohmann::json::object();
+  domain::PriceTable price;  // USD per million tokens, validated at load
   std::string source_file;
 };
 
