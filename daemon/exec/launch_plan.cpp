@@ -3,8 +3,11 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 extern char** environ;
 
@@ -16,6 +19,28 @@ bool PerProcessVariable(const std::string& k) {
   return k.rfind("CONCLAVE_DISPATCH", 0) == 0 || k.rfind("CONCLAVE_TASK", 0) == 0 ||
          k == "NOTIFY_SOCKET" || k == "WATCHDOG_USEC" || k == "WATCHDOG_PID" ||
          k == "LISTEN_FDS" || k == "LISTEN_PID";
+}
+
+// What a worker gets of the daemon's environment: enough to run programs, speak the locale
+// and reach the network through a proxy — never the daemon's credentials.
+bool Allowed(const std::string& k) {
+  static const std::set<std::string> kNames = {
+      "PATH",       "LANG",        "LANGUAGE",   "TZ",          "TERM",          "USER",
+      "LOGNAME",    "SHELL",       "HOME",       "TMPDIR",      "HTTP_PROXY",    "HTTPS_PROXY",
+      "http_proxy", "https_proxy", "NO_PROXY",   "no_proxy",    "SSL_CERT_FILE", "SSL_CERT_DIR",
+      "NODE_EXTRA_CA_CERTS"};
+  return kNames.count(k) > 0 || k.rfind("LC_", 0) == 0;
+}
+
+std::map<std::string, std::string> WorkerBaseEnv(const Profile& p,
+                                                 const std::map<std::string, std::string>& daemon) {
+  std::map<std::string, std::string> env;
+  for (const auto& [k, v] : daemon) {
+    bool named = std::find(p.inherit_env.begin(), p.inherit_env.end(), k) != p.inherit_env.end();
+    if (k == "CONCLAVE_TOKEN" || k.rfind("CONCLAVE_", 0) == 0) continue;  // never the daemon's own
+    if (Allowed(k) || named) env[k] = v;
+  }
+  return env;
 }
 
 std::string Lookup(const std::map<std::string, std::string>& env, const char* k,
@@ -30,6 +55,12 @@ void Isolate(const std::string& dir, std::map<std::string, std::string>& env,
   std::string home = dir + "/home", tmp = dir + "/tmp";
   plan.dirs.push_back(home);
   plan.dirs.push_back(tmp);
+  // Files the CLI needs from the real HOME (a subscription login), copied read-only.
+  auto real_home = env.find("HOME");
+  for (const auto& f : plan.home_files_spec) {
+    if (real_home == env.end()) break;
+    plan.home_files.emplace_back(real_home->second + "/" + f.substr(2), home + "/" + f.substr(2));
+  }
   env["HOME"] = ctx.vars["HOME"] = home;
   env["TMPDIR"] = ctx.vars["TMPDIR"] = tmp;
   env["XDG_CONFIG_HOME"] = home + "/.config";
@@ -81,6 +112,22 @@ Status BuildArgv(const LaunchRequest& req, const TemplateContext& ctx, LaunchPla
 
 }  // namespace
 
+std::vector<std::string> CredentialTokens(const std::string& content) {
+  std::vector<std::string> out;
+  auto token_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
+           c == '+' || c == '/' || c == '=';
+  };
+  size_t i = 0;
+  while (i < content.size()) {
+    size_t j = i;
+    while (j < content.size() && token_char(content[j])) ++j;
+    if (j - i >= 20) out.push_back(content.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
 std::map<std::string, std::string> DaemonEnvironment() {
   std::map<std::string, std::string> env;
   for (char** e = environ; e && *e; ++e) {
@@ -108,8 +155,10 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   const std::string& dir = req.dispatch_dir;
   LaunchPlan plan;
   plan.dirs.push_back(dir);
-  // Environment: the daemon's own, then isolation, then the profile's, then Conclave's.
-  std::map<std::string, std::string> env = daemon_env;
+  // Environment: an allow-list of the daemon's, then isolation, then the profile's, then
+  // Conclave's for this dispatch.
+  std::map<std::string, std::string> env = WorkerBaseEnv(p, daemon_env);
+  plan.home_files_spec = p.home_files;
   char budget[32];
   std::snprintf(budget, sizeof budget, "%.4f", req.budget_usd);
   TemplateContext ctx = TemplateContextFor(
@@ -141,8 +190,23 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   return plan;
 }
 
-Status PrepareLaunch(const LaunchPlan& plan) {
+Status PrepareLaunch(LaunchPlan& plan) {
   std::error_code ec;
+  for (const auto& [from, to] : plan.home_files) {
+    std::ifstream in(from, std::ios::binary);
+    if (!in) return FailedPrecondition("home_files: cannot read " + from);
+    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (auto& s : CredentialTokens(content)) plan.secrets.push_back(std::move(s));
+    plan.files_readonly.emplace_back(to, std::move(content));
+  }
+  for (const auto& [path, content] : plan.files_readonly) {
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    std::ofstream out(path, std::ios::trunc | std::ios::binary);
+    out << content;
+    if (!out) return FailedPrecondition("cannot write " + path);
+    out.close();
+    chmod(path.c_str(), 0400);
+  }
   for (const auto& d : plan.dirs) {
     fs::create_directories(d, ec);
     if (ec) return FailedPrecondition("cannot create " + d + ": " + ec.message());

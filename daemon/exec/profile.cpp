@@ -85,6 +85,8 @@ StatusOr<Profile> ParseProfile(const nlohmann::json& j, const std::string& file,
                    str("version_command", p.version_command, false), arr("command", p.command),
                    str("workdir", p.workdir, false),
                    arr("budget_flag", p.budget_flag), arr("review_args", p.review_args),
+                   arr("inherit_env", p.inherit_env), arr("home_files", p.home_files),
+                   str("sandbox", p.sandbox, false),
                    map("env", p.env), map("files", p.files), num("timeout_s", p.timeout_s, 1),
                    num("idle_timeout_s", p.idle_timeout_s, 0),
                    num("max_concurrent", p.max_concurrent, 1)}) {
@@ -126,6 +128,14 @@ StatusOr<Profile> ParseProfile(const nlohmann::json& j, const std::string& file,
   if (p.command.empty()) return FieldError(bad_field, "command", "must name a program");
   if (p.workdir != "terminal" && p.workdir != "dispatch") {
     return FieldError(bad_field, "workdir", "must be \"terminal\" or \"dispatch\"");
+  }
+  if (!p.sandbox.empty() && p.sandbox != "bwrap") {
+    return FieldError(bad_field, "sandbox", "must be \"bwrap\" (or absent)");
+  }
+  for (const auto& f : p.home_files) {
+    if (f.rfind("~/", 0) != 0 || f.find("..") != std::string::npos) {
+      return FieldError(bad_field, "home_files", "'" + f + "' must be a path under ~/ without ..");
+    }
   }
   if (p.brief != "stdin" && p.brief != "arg") {
     return FieldError(bad_field, "brief", "must be \"stdin\" or \"arg\"");

@@ -34,6 +34,12 @@ struct Profile {
   std::string template_name;  // brief template under profiles/templates/, "" = plain
   std::vector<std::string> budget_flag;  // argv appended when a per-dispatch cap is set
   std::vector<std::string> review_args;  // argv appended for reviewer dispatches
+  // Trust: a worker's environment is an allow-list (see exec/launch_plan) plus `env`; these
+  // name more of the daemon's variables to pass, and files copied read-only from the real HOME
+  // into the isolated one ("~/.codex/auth.json") for CLIs logged in without an API key.
+  std::vector<std::string> inherit_env;
+  std::vector<std::string> home_files;
+  std::string sandbox;  // "" or "bwrap": run the worker under bubblewrap
   std::optional<bool> contract;  // require the worker contract (default: cli yes)
   bool trust_reported_cost = true;  // false: the CLI prices another vendor's model wrongly
   std::string version_command;           // for `conclave doctor`, e.g. "claude --version"

@@ -19,12 +19,13 @@ Services::Services(Core& c)
       runs(c, completion),
       reports(c),
       recovery(c, scheduler, terminals),
+      callers(c, runs),
       review_rounds(c, review_store, scheduler, terminals, gates),
       reviews(c, review_store, review_rounds),
       doctor(c) {
-  messaging.Connect(&reports, &runs);
+  messaging.Connect(&reports, &runs, &callers);
   terminals.Connect(&runs);
-  tasks.Connect(&runs);
+  tasks.Connect(&runs, &callers);
   scheduler.Connect(&runs);
   gates.Connect(&scheduler);
   completion.AddListener(&review_rounds);
