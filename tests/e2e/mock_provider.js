@@ -5,7 +5,9 @@
 //
 // PORT 0 (default) picks an ephemeral port. Prints "LISTENING <port>" on stdout once
 // bound. Every request is logged to stderr as one line:
-//   REQ <n> <METHOD> <path> model=<model> api=<api> scenario=<scenario> stream=<0|1> -> <status>
+//   REQ <n> <METHOD> <path> model=<model> api=<api> scenario=<scenario> stream=<0|1> user_bytes=<n> json_schema=<0|1> -> <status>
+// (user_bytes: the longest user text in the request, to check that a large brief arrived whole;
+// json_schema: the request asked for a schema-shaped answer or offered a structured-output tool)
 //
 // Speaks enough of:
 //   Anthropic Messages      POST /v1/messages (JSON + SSE), POST /v1/messages/count_tokens
@@ -19,15 +21,24 @@
 //
 // The reply is chosen by a marker in the conversation's user text, `MOCK:<scenario>`:
 //   contract          a worker-contract answer (SUMMARY / EVIDENCE / CHANGES / RISKS / BLOCKERS)
-//   findings          a findings JSON in a ```json fence (or a StructuredOutput tool call
-//                     when the request offers that tool, i.e. claude --json-schema)
+//   findings          a findings JSON in a ```json fence; a StructuredOutput / structured_output
+//                     tool call when the request offers one (claude / qwen --json-schema); the
+//                     bare JSON when the request asks for a JSON-schema answer (codex
+//                     --output-schema: Responses text.format, Chat response_format)
 //   tool_worker_done  a shell tool call running the command given after `CMD:` on the same
 //                     line as the marker, then (once a tool result is present) a final
 //                     contract answer quoting the tool output
 //   http500 / http503 / http429 / http401 / http403   that HTTP error on every request
 //                     (429 carries `retry-after: 7`, override with MOCK_RETRY_AFTER)
+//   tool_then_slow    as tool_worker_done, but the answer after the tool result waits
+//                     MOCK_SLOW_MS (to capture a run killed after its tool ran)
 //   flaky500          HTTP 500 for the first request of a given prompt, then a contract
 //   slow              waits MOCK_SLOW_MS (default 30000) before answering a contract
+//   slowstream        streams a contract answer over MOCK_STREAM_SECONDS (default 10) s:
+//                     the headers and first event at once, then the text in small deltas
+//                     spread evenly over the time (every wire format; a non-streaming
+//                     request gets the whole answer after the time). `slowstream_<N>`
+//                     streams over N seconds instead.
 // With no marker the scenario comes from the scenario file (--scenario FILE or
 // MOCK_SCENARIO_FILE: JSON {"scenario": "...", "text": "...optional final text..."})
 // or MOCK_SCENARIO, else "contract".
@@ -47,6 +58,23 @@ for (let i = 2; i < process.argv.length; i++) {
 }
 const RETRY_AFTER = process.env.MOCK_RETRY_AFTER || '7';
 const SLOW_MS = parseInt(process.env.MOCK_SLOW_MS || '30000', 10);
+const STREAM_SECONDS = parseFloat(process.env.MOCK_STREAM_SECONDS || '10');
+
+// Streaming over time: the number of seconds for this scenario (0 = stream at once).
+function streamSeconds(scenario) {
+  if (scenario === 'slowstream') return STREAM_SECONDS;
+  const m = /^slowstream_(\d+)$/.exec(scenario);
+  return m ? parseInt(m[1], 10) : 0;
+}
+
+// The text cut into deltas: 80-byte pieces normally; when streaming over time at least two
+// pieces per second so that a client sees output all along.
+function chunks(text, spreadMs) {
+  let size = 80;
+  if (spreadMs > 0) size = Math.max(1, Math.min(80, Math.floor(text.length / Math.max(2, Math.ceil(spreadMs / 500)))));
+  const re = new RegExp(`[\\s\\S]{1,${size}}`, 'g');
+  return text.match(re) || [''];
+}
 
 function fileScenario() {
   if (scenarioFile) {
@@ -135,6 +163,11 @@ function normalise(api, body, urlModel, query) {
       const f = t.function || t;
       out.tools.push({ name: f.name, schema: f.parameters || {}, kind: 'function' });
     }
+    const rf = body.response_format;
+    if (rf && rf.type === 'json_schema') {
+      out.jsonSchema = (rf.json_schema && rf.json_schema.schema) || {};
+      out.jsonMime = true;
+    }
   } else if (api === 'responses') {
     out.stream = body.stream !== false;
     const input = typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: body.input }] : body.input || [];
@@ -146,6 +179,11 @@ function normalise(api, body, urlModel, query) {
       if (t.type === 'function') out.tools.push({ name: t.name, schema: t.parameters || {}, kind: 'function' });
       else if (t.type === 'local_shell') out.tools.push({ name: 'local_shell', schema: {}, kind: 'local_shell' });
       else if (t.type === 'custom') out.tools.push({ name: t.name, schema: {}, kind: 'custom' });
+    }
+    const fmt = body.text && body.text.format;
+    if (fmt && fmt.type === 'json_schema') {
+      out.jsonSchema = fmt.schema || {};
+      out.jsonMime = true;
     }
   } else if (api === 'gemini') {
     out.stream = /streamGenerateContent/.test(query.path);
@@ -174,7 +212,7 @@ function pickScenario(req) {
     const t = req.userTexts[i] || '';
     const m = /MOCK:([a-z0-9_]+)/.exec(t);
     if (m) {
-      const cmdM = /MOCK:tool_worker_done[ \t]+CMD:[ \t]*([^\r\n]*)/.exec(t);
+      const cmdM = /MOCK:(?:tool_worker_done|tool_then_slow)[ \t]+CMD:[ \t]*([^\r\n]*)/.exec(t);
       return { scenario: m[1], cmd: cmdM ? cmdM[1].trim() : '', key: t.slice(0, 400) };
     }
   }
@@ -228,19 +266,26 @@ function decide(req, sc) {
     return { kind: 'text', text: contractText('recovered after one HTTP 500') };
   }
   if (s === 'findings') {
-    const so = req.tools.find((t) => t.name === 'StructuredOutput');
+    // claude --json-schema offers StructuredOutput, qwen --json-schema structured_output.
+    const so = req.tools.find((t) => t.name === 'StructuredOutput' || t.name === 'structured_output');
     if (so && req.toolResults.length === 0) return { kind: 'tool', tool: so, args: FINDINGS };
+    // codex --output-schema asks for a JSON answer (Responses text.format / chat response_format).
+    if (req.jsonMime && req.api !== 'gemini') return { kind: 'text', text: JSON.stringify(FINDINGS) };
     return { kind: 'text', text: sc.text || findingsText() };
   }
-  if (s === 'tool_worker_done') {
+  if (s === 'tool_worker_done' || s === 'tool_then_slow') {
     const sh = findShellTool(req.tools);
     if (req.toolResults.length > 0) {
       const last = req.toolResults[req.toolResults.length - 1].replace(/\s+/g, ' ').trim().slice(0, 200);
-      return { kind: 'text', text: sc.text || contractText(`tool output: ${last}`) };
+      const d = { kind: 'text', text: sc.text || contractText(`tool output: ${last}`) };
+      if (s === 'tool_then_slow') d.delayMs = SLOW_MS;
+      return d;
     }
     if (sh && sc.cmd) return { kind: 'tool', tool: sh, args: shellArgs(sh, sc.cmd) };
     return { kind: 'text', text: contractText(sh ? 'no CMD: given' : 'no shell tool offered') };
   }
+  const secs = streamSeconds(s);
+  if (secs > 0) return { kind: 'text', text: sc.text || contractText(`streamed over ${secs} s`), spreadMs: secs * 1000 };
   return { kind: 'text', text: sc.text || contractText() };
 }
 
@@ -267,13 +312,32 @@ function errorBody(api, status) {
 }
 
 // ---------------------------------------------------------------- SSE helper
-function sse(res, lines) {
+// lines: [event|null, data, isDelta?]. With spreadMs > 0 the delta events are written at
+// even intervals over spreadMs (everything before the first delta at once).
+function sse(res, lines, spreadMs) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  for (const [ev, data] of lines) {
+  const write = ([ev, data]) => {
     if (ev) res.write(`event: ${ev}\n`);
     res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+  };
+  const deltas = lines.filter((l) => l[2]).length;
+  if (!spreadMs || deltas === 0) {
+    for (const l of lines) write(l);
+    return res.end();
   }
-  res.end();
+  const interval = spreadMs / deltas;
+  let i = 0;
+  let closed = false;
+  res.on('close', () => { closed = true; });
+  const step = () => {
+    while (!closed && i < lines.length) {
+      const l = lines[i++];
+      write(l);
+      if (l[2] && i < lines.length) return setTimeout(step, interval);
+    }
+    if (!closed) res.end();
+  };
+  step();
 }
 
 function json(res, status, obj, headers) {
@@ -297,8 +361,8 @@ function anthropicReply(res, req, d) {
   ev.push(['message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: req.model, content: [], stop_reason: null, stop_sequence: null, usage: Object.assign({}, usage, { output_tokens: 1 }) } }]);
   if (block.type === 'text') {
     ev.push(['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }]);
-    for (const chunk of block.text.match(/[\s\S]{1,80}/g) || ['']) {
-      ev.push(['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: chunk } }]);
+    for (const chunk of chunks(block.text, d.spreadMs)) {
+      ev.push(['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: chunk } }, true]);
     }
   } else {
     ev.push(['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } }]);
@@ -307,7 +371,7 @@ function anthropicReply(res, req, d) {
   ev.push(['content_block_stop', { type: 'content_block_stop', index: 0 }]);
   ev.push(['message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: USAGE.output } }]);
   ev.push(['message_stop', { type: 'message_stop' }]);
-  sse(res, ev);
+  sse(res, ev, d.spreadMs);
 }
 
 // ---------------------------------------------------------------- OpenAI chat completions
@@ -329,15 +393,15 @@ function chatReply(res, req, d, body) {
     ev.push([null, Object.assign({}, base, { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: toolCall.id, type: 'function', function: { name: toolCall.function.name, arguments: '' } }] }, finish_reason: null }] })]);
     ev.push([null, Object.assign({}, base, { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: toolCall.function.arguments } }] }, finish_reason: null }] })]);
   } else {
-    for (const chunk of d.text.match(/[\s\S]{1,80}/g) || ['']) {
-      ev.push([null, Object.assign({}, base, { choices: [{ index: 0, delta: { content: chunk }, finish_reason: null }] })]);
+    for (const chunk of chunks(d.text, d.spreadMs)) {
+      ev.push([null, Object.assign({}, base, { choices: [{ index: 0, delta: { content: chunk }, finish_reason: null }] }), true]);
     }
   }
   const includeUsage = body.stream_options && body.stream_options.include_usage;
   ev.push([null, Object.assign({}, base, { choices: [{ index: 0, delta: {}, finish_reason: finish }] }, includeUsage ? {} : { usage })]);
   if (includeUsage) ev.push([null, Object.assign({}, base, { choices: [], usage })]);
   ev.push([null, '[DONE]']);
-  sse(res, ev);
+  sse(res, ev, d.spreadMs);
 }
 
 // ---------------------------------------------------------------- OpenAI responses
@@ -363,8 +427,9 @@ function responsesReply(res, req, d) {
   if (item.type === 'message') {
     push('response.output_item.added', { output_index: 0, item: Object.assign({}, item, { status: 'in_progress', content: [] }) });
     push('response.content_part.added', { item_id: item.id, output_index: 0, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
-    for (const chunk of d.text.match(/[\s\S]{1,80}/g) || ['']) {
+    for (const chunk of chunks(d.text, d.spreadMs)) {
       push('response.output_text.delta', { item_id: item.id, output_index: 0, content_index: 0, delta: chunk });
+      ev[ev.length - 1].push(true);
     }
     push('response.output_text.done', { item_id: item.id, output_index: 0, content_index: 0, text: d.text });
     push('response.content_part.done', { item_id: item.id, output_index: 0, content_index: 0, part: item.content[0] });
@@ -377,7 +442,7 @@ function responsesReply(res, req, d) {
   }
   push('response.output_item.done', { output_index: 0, item });
   push('response.completed', { response: resp('completed', [item], usage) });
-  sse(res, ev);
+  sse(res, ev, d.spreadMs);
 }
 
 // ---------------------------------------------------------------- Gemini
@@ -406,15 +471,17 @@ function geminiReply(res, req, d) {
   const full = { candidates: [cand(parts, true)], usageMetadata, modelVersion: req.model, responseId: nextId('gem_') };
   if (!req.stream) return json(res, 200, full);
   const ev = [];
-  if (parts[0].text && parts[0].text.length > 80 && !req.jsonMime) {
-    const t = parts[0].text;
-    const cut = Math.floor(t.length / 2);
-    ev.push([null, { candidates: [cand([{ text: t.slice(0, cut) }], false)], modelVersion: req.model, responseId: full.responseId }]);
-    ev.push([null, { candidates: [cand([{ text: t.slice(cut) }], true)], usageMetadata, modelVersion: req.model, responseId: full.responseId }]);
+  const spread = req.jsonMime ? 0 : d.spreadMs;
+  if (parts[0].text && (parts[0].text.length > 80 || spread) && !req.jsonMime) {
+    const pieces = spread ? chunks(parts[0].text, spread) : [parts[0].text.slice(0, Math.floor(parts[0].text.length / 2)), parts[0].text.slice(Math.floor(parts[0].text.length / 2))];
+    pieces.forEach((piece, i) => {
+      const last = i === pieces.length - 1;
+      ev.push([null, Object.assign({ candidates: [cand([{ text: piece }], last)] }, last ? { usageMetadata } : {}, { modelVersion: req.model, responseId: full.responseId }), true]);
+    });
   } else {
     ev.push([null, full]);
   }
-  sse(res, ev);
+  sse(res, ev, spread);
 }
 
 // ---------------------------------------------------------------- server
@@ -439,9 +506,11 @@ const server = http.createServer((hreq, res) => {
     const raw = Buffer.concat(chunks).toString('utf8');
     let body = {};
     try { body = raw ? JSON.parse(raw) : {}; } catch (e) { body = {}; }
+    let userBytes = 0;  // the longest user text of the request (to prove a large brief arrived whole)
+    let schema = 0;     // 1 when the request asks for a JSON-schema answer or offers a structured-output tool
     const log = (api, model, scenario, stream, status) => {
-      requests.push({ n, method: hreq.method, path, api, model, scenario, stream, status, t: Date.now() });
-      process.stderr.write(`REQ ${n} ${hreq.method} ${path} model=${model || '-'} api=${api} scenario=${scenario} stream=${stream ? 1 : 0} -> ${status}\n`);
+      requests.push({ n, method: hreq.method, path, api, model, scenario, stream, status, user_bytes: userBytes, json_schema: schema, t: Date.now() });
+      process.stderr.write(`REQ ${n} ${hreq.method} ${path} model=${model || '-'} api=${api} scenario=${scenario} stream=${stream ? 1 : 0} user_bytes=${userBytes} json_schema=${schema} -> ${status}\n`);
     };
 
     if (hreq.method === 'HEAD' && path === '/') { res.writeHead(200); return res.end(); }
@@ -463,6 +532,8 @@ const server = http.createServer((hreq, res) => {
     if (kind === 'gemini_count') { log(kind, urlModel, '-', false, 200); return json(res, 200, { totalTokens: USAGE.input }); }
 
     const req = normalise(kind, body, urlModel, { path: hreq.url });
+    for (const t of req.userTexts) userBytes = Math.max(userBytes, Buffer.byteLength(t || ''));
+    if ((req.jsonMime && req.api !== 'gemini') || req.tools.some((t) => /^(StructuredOutput|structured_output)$/.test(t.name))) schema = 1;
     const sc = pickScenario(req);
     if (process.env.MOCK_DEBUG) {
       process.stderr.write(`DEBUG ${n} userTexts=${JSON.stringify(req.userTexts).slice(0, 4000)} toolResults=${req.toolResults.length} tools=${req.tools.map((t) => t.name).join(',')} cmd=${JSON.stringify(sc.cmd || '')}\n`);
@@ -481,7 +552,10 @@ const server = http.createServer((hreq, res) => {
       if (kind === 'responses') return responsesReply(res, req, d);
       return geminiReply(res, req, d);
     };
-    if (sc.scenario === 'slow') setTimeout(go, SLOW_MS); else go();
+    if (sc.scenario === 'slow') setTimeout(go, SLOW_MS);
+    else if (d.delayMs) setTimeout(go, d.delayMs);
+    else if (d.spreadMs && !req.stream) setTimeout(go, d.spreadMs);
+    else go();
   });
 });
 
