@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <charconv>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -21,11 +22,9 @@ int64_t ReadProcStartTime(pid_t pid) {
   for (int i = 3; i <= 22; ++i) {
     if (!(rest >> field)) return 0;
   }
-  try {
-    return std::stoll(field);
-  } catch (...) {
-    return 0;
-  }
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
+  return ec == std::errc() && end == field.data() + field.size() ? v : 0;
 }
 
 bool ProcessGroupAlive(pid_t pgid) { return pgid > 0 && kill(-pgid, 0) == 0; }
