@@ -6,8 +6,6 @@
 
 #include "api/conclave_service.h"
 #include "api/proto_convert.h"
-#include "common/clock.h"
-#include "store/migrations.h"
 
 namespace conclave::api {
 
@@ -44,7 +42,7 @@ ServerUnaryReactor* ConclaveService::OnLoop(CTX* ctx, std::function<void(Unary*)
 }
 
 void ConclaveService::FinishAfterCommit(Unary* reactor, const Status& s) {
-  svc_.core.batcher.AfterCommit([reactor, s](bool ok) {
+  svc_.messaging.AfterCommit([reactor, s](bool ok) {
     if (!ok) {
       reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the store could not commit"));
     } else {
@@ -55,29 +53,7 @@ void ConclaveService::FinishAfterCommit(Unary* reactor, const Status& s) {
 
 Unary* ConclaveService::GetStatus(CTX* ctx, const v1::GetStatusRequest*, v1::StatusReply* resp) {
   return OnLoop(ctx, [this, resp](Unary* r) {
-    auto& core = svc_.core;
-    resp->set_version(CONCLAVE_VERSION);
-    resp->set_uptime_ms(NowMs() - core.started_ms);
-    resp->set_pid(getpid());
-    resp->set_state_dir(core.config.state_dir);
-    resp->set_database_path(core.config.database_path);
-    resp->set_listener(core.listener);
-    resp->set_last_seq(core.bus.last_seq());
-    resp->set_schema_version(store::CurrentSchemaVersion(core.db));
-    resp->set_profiles_dir(core.config.profiles_dir);
-    for (const auto& [k, v] : svc_.Counts()) (*resp->mutable_counts())[k] = v;
-    for (const auto& [profile, until, reason] : svc_.tasks.Cooldowns()) {
-      auto* c = resp->add_cooldowns();
-      c->set_profile(profile);
-      c->set_until_unix_ms(until);
-      c->set_reason(reason);
-    }
-    for (const auto& line : svc_.SpendLines()) {
-      auto* s = resp->add_spend();
-      s->set_cap(line.cap);
-      s->set_spent_usd(line.spent);
-      s->set_cap_usd(line.cap_usd);
-    }
+    ToProto(svc_.Status(), resp);
     FinishAfterCommit(r, Status::Ok());
   });
 }
@@ -129,7 +105,7 @@ Unary* ConclaveService::Check(CTX* ctx, const v1::CheckRequest* req, v1::Message
                          [this, r, resp](StatusOr<std::vector<domain::MessageRecord>> ms) {
                            if (!ms.ok()) return r->Finish(ToGrpc(ms.status()));
                            for (const auto& m : ms.value()) ToProto(m, resp->add_messages());
-                           resp->set_last_seq(svc_.core.bus.last_seq());
+                           resp->set_last_seq(svc_.LastSeq());
                            r->Finish(grpc::Status::OK);
                          });
   });
@@ -161,7 +137,7 @@ Unary* ConclaveService::Inbox(CTX* ctx, const v1::InboxRequest* req, v1::Message
     auto ms = svc_.messaging.Inbox(f, req->limit());
     if (!ms.ok()) return r->Finish(ToGrpc(ms.status()));
     for (const auto& m : ms.value()) ToProto(m, resp->add_messages());
-    resp->set_last_seq(svc_.core.bus.last_seq());
+    resp->set_last_seq(svc_.LastSeq());
     FinishAfterCommit(r, Status::Ok());
   });
 }
@@ -232,7 +208,7 @@ Unary* ConclaveService::Wait(CTX* ctx, const v1::WaitRequest* req, v1::WaitReply
         p->set_state(l.state);
       }
       // Matches found by the first query may belong to a batch still open: ack after commit.
-      svc_.core.batcher.AfterCommit([reactor](bool ok) {
+      svc_.messaging.AfterCommit([reactor](bool ok) {
         reactor->Finish(ok ? grpc::Status::OK
                            : grpc::Status(grpc::StatusCode::UNAVAILABLE, "store failure"));
       });

@@ -30,14 +30,7 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::Message> {
     auto st = state_;
     boost::asio::post(io_, [this, st] {
       if (st->done) return;
-      for (const auto& t : filter_.types) {
-        if (!domain::IsMessageType(t)) {
-          st->done = true;
-          Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "types: unknown type '" + t + "'"));
-          return;
-        }
-      }
-      if (from_now_) cursor_ = svc_.core.bus.last_seq();
+      if (from_now_) cursor_ = svc_.messaging.LastSeq();
       LoadPage();
     });
   }
@@ -46,7 +39,13 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::Message> {
   void LoadPage() {
     std::vector<domain::MessageRecord> page;
     try {
-      page = svc_.core.messages.After(filter_, cursor_, static_cast<int>(kPage));
+      auto backlog = svc_.messaging.Backlog(filter_, cursor_, static_cast<int>(kPage));
+      if (!backlog.ok()) {
+        state_->done = true;
+        End(ToGrpc(backlog.status()));
+        return;
+      }
+      page = std::move(backlog.value());
     } catch (const std::exception& e) {
       End(grpc::Status(grpc::StatusCode::INTERNAL, e.what()));
       return;
@@ -55,7 +54,7 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::Message> {
     Enqueue(page);
     if (page.size() < kPage) {
       auto st = state_;
-      state_->watcher = svc_.core.bus.AddWatcher(
+      state_->watcher = svc_.messaging.Subscribe(
           filter_, cursor_,
           [this, st](const domain::MessageRecord& m) {
             if (st->done) return false;
@@ -122,10 +121,10 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::Message> {
       ended_ = true;
     }
     auto st = state_;
-    auto& bus = svc_.core.bus;
-    boost::asio::post(io_, [st, &bus] {
+    auto& messaging = svc_.messaging;
+    boost::asio::post(io_, [st, &messaging] {
       st->done = true;
-      if (st->live) bus.RemoveWatcher(st->watcher);
+      if (st->live) messaging.Unsubscribe(st->watcher);
     });
     Finish(s);
   }
@@ -133,10 +132,10 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::Message> {
   void OnDone() override {
     // Delete on the loop, after every handler posted earlier (they may reference this).
     auto st = state_;
-    auto& bus = svc_.core.bus;
-    boost::asio::post(io_, [this, st, &bus] {
+    auto& messaging = svc_.messaging;
+    boost::asio::post(io_, [this, st, &messaging] {
       st->done = true;
-      if (st->live) bus.RemoveWatcher(st->watcher);
+      if (st->live) messaging.Unsubscribe(st->watcher);
       delete this;
     });
   }

@@ -44,6 +44,11 @@ inline constexpr size_t kMaxBodyBytes = 1 << 20;        // 1 MiB
 inline constexpr size_t kMaxPayloadBytes = 256 << 10;   // 256 KiB
 inline constexpr size_t kMaxHandleBytes = 64;
 
+// The names the daemon speaks as: its own messages (worker_done, heartbeats, escalations...)
+// and its review service's coordinator handle. Only the daemon sends from them.
+inline constexpr std::string_view kDaemonSender = "conclaved";
+inline constexpr std::string_view kReviewSender = "conclave-review";
+
 // The closed list of message types and priorities.
 bool IsMessageType(std::string_view type);
 bool IsPriority(std::string_view priority);

@@ -110,8 +110,12 @@ StatusOr<Profile> ParseProfile(const nlohmann::json& j, const std::string& file,
     p.contract = j["contract"].get<bool>();
   }
   if (j.contains("price")) {
-    if (!j["price"].is_object()) return FieldError(bad_field, "price", "must be an object");
-    p.price = j["price"];
+    auto prices = domain::ParsePriceTable(j["price"]);
+    if (!prices.ok()) {
+      if (bad_field) *bad_field = "price";
+      return prices.status();  // names the key, e.g. "price.input_per_mtok: not a number"
+    }
+    p.price = prices.value();
   }
   if (p.name.empty() || p.name.size() > 64 ||
       p.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=

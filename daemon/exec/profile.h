@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "domain/cost.h"
 
 namespace conclave::exec {
 
@@ -49,7 +50,7 @@ struct Profile {
   std::optional<bool> contract;          // require the worker contract (default: cli yes)
   bool trust_reported_cost = true;  // false: the CLI prices another vendor's model wrongly
   std::string version_command;           // for `conclave doctor`, e.g. "claude --version"
-  nlohmann::json price = nlohmann::json::object();
+  domain::PriceTable price;  // USD per million tokens, validated at load
   std::string source_file;
 };
 

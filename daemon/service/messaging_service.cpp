@@ -16,7 +16,7 @@ constexpr int64_t kMaxWaitMs = 3600 * 1000;
 void MessagingService::EnsureBuiltinHandles() {
   Status s = core_.batcher.Write([&]() -> Status {
     if (!core_.handles.Get("coordinator")) {
-      core_.handles.Insert({"coordinator", "coordinator", NowMs(), false});
+      core_.handles.Insert({"coordinator", "coordinator", core_.clock.NowMs(), false});
     }
     return Status::Ok();
   });
@@ -36,7 +36,7 @@ void MessagingService::RegisterHandle(const std::string& name, Done<store::Handl
           }
           return *existing;  // registering twice is idempotent
         }
-        store::HandleRecord h{name, "handle", NowMs(), false};
+        store::HandleRecord h{name, "handle", core_.clock.NowMs(), false};
         core_.handles.Insert(h);
         return h;
       },
@@ -69,7 +69,7 @@ StatusOr<std::vector<std::string>> MessagingService::ResolveAddress(const std::s
     }
   } else if (address == "@idle") {
     for (const auto& t : terminals) {
-      if (t.state == "idle") out.push_back(t.handle);
+      if (t.state == domain::TerminalState::kIdle) out.push_back(t.handle);
     }
   } else if (auto f = group_arg("@family:")) {
     for (const auto& t : terminals) {
@@ -107,10 +107,8 @@ void MessagingService::Send(SendInput in, Done<SendResult> done) {
                                  " bytes");
         }
         if (!in.dispatch_token.empty() || (m.type == "worker_done" && m.dispatch_id != 0)) {
-          if (!core_.worker_report_hook) {
-            return FailedPrecondition("dispatch_token: this daemon has no dispatches");
-          }
-          Status w = core_.worker_report_hook(m, in.dispatch_token);
+          if (!reports_) return FailedPrecondition("dispatch_token: this daemon has no dispatches");
+          Status w = reports_->CheckWorkerReport(m, in.dispatch_token);
           if (!w.ok()) return w;
           if (in.to.empty()) in.to = m.to;
         }
@@ -118,7 +116,7 @@ void MessagingService::Send(SendInput in, Done<SendResult> done) {
         if (!recipients.ok()) return recipients.status();
         SendResult result;
         result.thread_id = m.thread_id.empty() ? "t-" + RandomHex(6) : m.thread_id;
-        int64_t now = NowMs();
+        int64_t now = core_.clock.NowMs();
         for (const auto& r : recipients.value()) {
           domain::MessageRecord copy = m;
           copy.to = r;
@@ -183,6 +181,13 @@ Status MessagingService::ValidateFilter(const domain::MessageFilter& f) {
   return Status::Ok();
 }
 
+StatusOr<std::vector<domain::MessageRecord>> MessagingService::Backlog(
+    const domain::MessageFilter& filter, int64_t after_seq, int limit) {
+  Status v = ValidateFilter(filter);
+  if (!v.ok()) return v;
+  return core_.messages.After(filter, after_seq, limit);
+}
+
 StatusOr<std::vector<domain::MessageRecord>> MessagingService::Inbox(
     const domain::MessageFilter& filter, int limit) {
   Status v = ValidateFilter(filter);
@@ -224,7 +229,7 @@ uint64_t MessagingService::Wait(const WaitInput& in, Done<WaitResult> done) {
         if (ms.empty()) {
           r.timed_out = true;
           r.cursor = std::max(after, core_.bus.last_seq());
-          if (core_.liveness_hook && !tasks.empty()) r.liveness = core_.liveness_hook(tasks);
+          if (runs_ && !tasks.empty()) r.liveness = runs_->LivenessOf(tasks);
         } else {
           r.cursor = ms.back().seq;
           r.messages = std::move(ms);

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "service/core.h"
+#include "service/ports.h"
+#include "service/write_then.h"
 
 namespace conclave::service {
 
@@ -35,15 +37,16 @@ struct WaitResult {
   std::vector<domain::MessageRecord> messages;
   int64_t cursor = 0;
   bool timed_out = false;
-  std::vector<Core::Liveness> liveness;
+  std::vector<Liveness> liveness;
 };
-
-template <typename T>
-using Done = std::function<void(StatusOr<T>)>;
 
 class MessagingService {
  public:
   explicit MessagingService(Core& core) : core_(core) {}
+  void Connect(WorkerReportCheck* reports, RunControl* runs) {
+    reports_ = reports;
+    runs_ = runs;
+  }
 
   // Creates the built-in "coordinator" handle if missing (startup).
   void EnsureBuiltinHandles();
@@ -62,6 +65,22 @@ class MessagingService {
   uint64_t Wait(const WaitInput& in, Done<WaitResult> done);
   void CancelWait(uint64_t id) { core_.bus.CancelWaiter(id); }
 
+  // Watch: the committed backlog after a cursor, a page at a time, then live delivery of every
+  // matching message (the callback returns false to stop). Read the last page and subscribe in
+  // the same loop turn and nothing falls in between.
+  StatusOr<std::vector<domain::MessageRecord>> Backlog(const domain::MessageFilter& filter,
+                                                       int64_t after_seq, int limit);
+  uint64_t Subscribe(const domain::MessageFilter& filter, int64_t after_seq,
+                     events::EventBus::WatchCallback cb) {
+    return core_.bus.AddWatcher(filter, after_seq, std::move(cb));
+  }
+  void Unsubscribe(uint64_t id) { core_.bus.RemoveWatcher(id); }
+  // The highest committed sequence number: a cursor that misses nothing after it.
+  int64_t LastSeq() const { return core_.bus.last_seq(); }
+  // Runs fn(ok) once what this loop turn wrote has committed (reads answer after it, so no
+  // client sees a write that could still roll back).
+  void AfterCommit(std::function<void(bool)> fn) { core_.batcher.AfterCommit(std::move(fn)); }
+
   // Resolves an address to recipient handles (NOT_FOUND for unknown/empty, never dropped).
   StatusOr<std::vector<std::string>> ResolveAddress(const std::string& address,
                                                     const std::string& sender);
@@ -69,29 +88,8 @@ class MessagingService {
  private:
   Status ValidateFilter(const domain::MessageFilter& f);
   Core& core_;
+  WorkerReportCheck* reports_ = nullptr;
+  RunControl* runs_ = nullptr;
 };
-
-// Runs fn as a write and calls done with its value after the commit.
-template <typename T>
-void WriteThen(Core& core, const std::function<StatusOr<T>()>& fn, Done<T> done) {
-  std::optional<T> value;
-  Status s = core.batcher.Write([&]() -> Status {
-    StatusOr<T> r = fn();
-    if (!r.ok()) return r.status();
-    value = std::move(r.value());
-    return Status::Ok();
-  });
-  if (!s.ok()) {
-    done(s);
-    return;
-  }
-  core.batcher.AfterCommit([v = std::move(*value), done = std::move(done), &core](bool ok) mutable {
-    if (!ok) {
-      done(Unavailable("the change could not be committed: " + core.batcher.broken_reason()));
-    } else {
-      done(std::move(v));
-    }
-  });
-}
 
 }  // namespace conclave::service

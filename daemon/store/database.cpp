@@ -69,7 +69,14 @@ Database::Database(const std::string& path, const Options& options) : path_(path
 
 Database::~Database() { sqlite3_close_v2(db_); }
 
+void Database::MaybeInjectFault(std::string_view sql) {
+  if (!fault_hook_) return;
+  int rc = fault_hook_(sql);
+  if (rc != SQLITE_OK) throw StoreError(rc, std::string(sql) + ": " + sqlite3_errstr(rc) + " (injected)");
+}
+
 void Database::Exec(std::string_view sql) {
+  MaybeInjectFault(sql);
   std::string s(sql);
   char* err = nullptr;
   int rc = sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err);
@@ -81,6 +88,7 @@ void Database::Exec(std::string_view sql) {
 }
 
 Statement Database::Prepare(std::string_view sql) {
+  MaybeInjectFault(sql);
   sqlite3_stmt* stmt = nullptr;
   CheckSqlite(db_, sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr),
               sql);

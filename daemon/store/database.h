@@ -1,12 +1,17 @@
 // Database: one SQLite connection, owned by the service loop's thread (not thread-safe).
 // Statement: a prepared statement with positional binds (1-based) and column reads (0-based).
-// Errors surface as StoreError exceptions inside store/; repositories turn them into Status
-// before they leave the layer.
+// Errors surface as StoreError exceptions, thrown by repositories. They never cross the service
+// layer: every read and write the services make runs inside the commit batcher
+// (service/commit_batcher) or a request handler that turns a StoreError into a Status — the
+// store's own Transaction (store/transaction.h) classifies a failed COMMIT.
+// Fault injection for tests: a hook consulted before every statement (and COMMIT) runs;
+// returning an SQLite error code makes that statement fail with it.
 #pragma once
 
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -79,7 +84,14 @@ class Database {
   bool InTransaction() const { return !sqlite3_get_autocommit(db_); }
   const std::string& path() const { return path_; }
 
+  // Test-only: `hook(sql)` runs before each Exec and Prepare; a non-zero SQLite code makes
+  // that statement fail with it (StoreError). Pass nullptr to remove it.
+  using FaultHook = std::function<int(std::string_view sql)>;
+  void SetFaultHookForTest(FaultHook hook) { fault_hook_ = std::move(hook); }
+
  private:
+  void MaybeInjectFault(std::string_view sql);
+  FaultHook fault_hook_;
   sqlite3* db_ = nullptr;
   std::string path_;
 };

@@ -1,5 +1,7 @@
 #include "store/dispatch_store.h"
 
+#include "store/state_columns.h"
+
 namespace conclave::store {
 namespace {
 
@@ -18,7 +20,7 @@ DispatchRecord ReadRow(const Statement& st) {
   d.terminal = st.Text(3);
   d.profile = st.Text(4);
   d.family = st.Text(5);
-  d.state = st.Text(6);
+  d.state = DispatchStateColumn(st.Text(6));
   d.attempt = static_cast<int>(st.Int(7));
   d.op_retries = static_cast<int>(st.Int(8));
   d.coordinator = st.Text(9);
@@ -48,7 +50,7 @@ DispatchRecord ReadRow(const Statement& st) {
 
 void BindAll(Statement& st, const DispatchRecord& d) {
   st.Bind(1, d.task_id).Bind(2, d.target).Bind(3, d.terminal).Bind(4, d.profile);
-  st.Bind(5, d.family).Bind(6, d.state).Bind(7, d.attempt).Bind(8, d.op_retries);
+  st.Bind(5, d.family).Bind(6, Text(d.state)).Bind(7, d.attempt).Bind(8, d.op_retries);
   st.Bind(9, d.coordinator).Bind(10, d.token).Bind(11, d.pid).Bind(12, d.proc_start);
   st.Bind(13, d.created_ms).Bind(14, d.not_before_ms).Bind(15, d.started_ms);
   st.Bind(16, d.finished_ms).Bind(17, d.deadline_ms).Bind(18, d.last_output_ms);
@@ -109,9 +111,9 @@ std::vector<DispatchRecord> DispatchStore::ForTask(int64_t task_id) {
   return out;
 }
 
-std::vector<DispatchRecord> DispatchStore::InState(const std::string& state) {
+std::vector<DispatchRecord> DispatchStore::InState(domain::DispatchState state) {
   auto st = db_.Prepare(std::string(kSelect) + " WHERE state = ? ORDER BY id");
-  st.Bind(1, state);
+  st.Bind(1, Text(state));
   std::vector<DispatchRecord> out;
   while (st.Step()) out.push_back(ReadRow(st));
   return out;
@@ -124,9 +126,9 @@ std::optional<DispatchRecord> DispatchStore::LatestForTerminal(const std::string
   return ReadRow(st);
 }
 
-int64_t DispatchStore::CountInState(const std::string& state) {
+int64_t DispatchStore::CountInState(domain::DispatchState state) {
   auto st = db_.Prepare("SELECT COUNT(*) FROM dispatches WHERE state = ?");
-  st.Bind(1, state);
+  st.Bind(1, Text(state));
   st.Step();
   return st.Int(0);
 }

@@ -1,5 +1,7 @@
 #include "store/migrations.h"
 
+#include <algorithm>
+
 #include "common/clock.h"
 
 namespace conclave::store {
@@ -13,7 +15,18 @@ int CurrentSchemaVersion(Database& db) {
   return static_cast<int>(st.Int(0));
 }
 
-StatusOr<int> ApplyMigrations(Database& db, const std::vector<Migration>& migrations) {
+StatusOr<int> ApplyMigrations(Database& db, const std::vector<Migration>& given) {
+  // Applied in version order whatever order they come in; a version twice is a build error.
+  std::vector<Migration> migrations = given;
+  std::sort(migrations.begin(), migrations.end(),
+            [](const Migration& a, const Migration& b) { return a.version < b.version; });
+  for (size_t i = 1; i < migrations.size(); ++i) {
+    if (migrations[i].version == migrations[i - 1].version) {
+      return InvalidArgument("migrations: version " + std::to_string(migrations[i].version) +
+                             " appears twice (" + migrations[i - 1].name + ", " +
+                             migrations[i].name + ")");
+    }
+  }
   int current;
   try {
     current = CurrentSchemaVersion(db);

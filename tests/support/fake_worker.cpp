@@ -9,6 +9,7 @@
 //   changes FILE        list FILE under CHANGES       status S      PASS (default) | FAIL | BLOCKED
 //   blockers TEXT       the BLOCKERS section          no-contract   omit the contract sections
 //   print-env NAME      print the value of an env var (to test redaction)
+//   print-cwd           print "CWD=<the real working directory>" (getcwd, not $PWD)
 //   send-done           run `$CONCLAVE_CLI send --type worker_done --subject done` itself
 //   exit N              exit with N now (after flushing the contract if any was printed)
 //   fail-until N FILE   exit 3 with "transient" on stderr for the first N runs (counter in FILE)
@@ -144,6 +145,9 @@ int main(int argc, char** argv) {
     } else if (verb == "print-env") {
       const char* v = std::getenv(rest.c_str());
       std::cout << rest << "=" << (v ? v : "") << std::endl;
+    } else if (verb == "print-cwd") {
+      char cwd[4096];
+      std::cout << "CWD=" << (getcwd(cwd, sizeof cwd) ? cwd : "?") << std::endl;
     } else if (verb == "send-done") {
       const char* cli = std::getenv("CONCLAVE_CLI");
       if (!cli) {
