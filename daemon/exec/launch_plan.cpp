@@ -92,6 +92,10 @@ Status ResolveProfileEnv(const Profile& p, const TemplateContext& ctx,
 
 Status BuildArgv(const LaunchRequest& req, const TemplateContext& ctx, LaunchPlan& plan) {
   const Profile& p = *req.profile;
+  // How the brief reaches the CLI: stdin, the last argument, or — past the kernel's
+  // per-argument limit — the profile's brief_large way.
+  auto delivery = PlanBriefDelivery(p, req.brief.size());
+  if (!delivery.ok()) return delivery.status();
   for (const auto& a : p.command) {
     auto r = ResolveTemplate(a, "command", ctx);
     if (!r.ok()) return FailedPrecondition("profile " + p.name + " command: " + r.status().message());
@@ -104,9 +108,29 @@ Status BuildArgv(const LaunchRequest& req, const TemplateContext& ctx, LaunchPla
     }
   }
   if (req.reviewer) {
-    for (const auto& a : p.review_args) plan.spec.argv.push_back(a);
+    for (const auto& a : p.review_args) {
+      auto r = ResolveTemplate(a, "review_args", ctx);
+      if (!r.ok()) return FailedPrecondition("profile " + p.name + " review_args: " + r.status().message());
+      plan.spec.argv.push_back(r->value);
+    }
   }
-  if (p.brief == "arg") plan.spec.argv.push_back(req.brief);
+  switch (delivery.value()) {
+    case BriefDelivery::kStdin:
+      plan.stdin_data = req.brief;
+      break;
+    case BriefDelivery::kArg:
+      plan.spec.argv.push_back(req.brief);
+      break;
+    case BriefDelivery::kLargeArgs:
+      for (const auto& a : p.brief_large_args) {
+        auto r = ResolveTemplate(a, "brief_large_args", ctx);
+        if (!r.ok()) {
+          return FailedPrecondition("profile " + p.name + " brief_large_args: " + r.status().message());
+        }
+        plan.spec.argv.push_back(r->value);
+      }
+      break;
+  }
   return Status::Ok();
 }
 
@@ -165,7 +189,9 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
       daemon_env, {{"CWD", req.terminal_cwd}, {"DISPATCH_DIR", dir},
                    {"HOME", Lookup(daemon_env, "HOME", "/tmp")},
                    {"TMPDIR", Lookup(daemon_env, "TMPDIR", "/tmp")},
-                   {"budget_usd", budget}, {"findings_schema", ""}});
+                   {"budget_usd", budget}, {"findings_schema", ""},
+                   {"findings_schema_file", dir + "/findings_schema.json"},
+                   {"BRIEF_FILE", dir + "/brief.txt"}});
   if (p.isolate_home) Isolate(dir, env, ctx, plan);
   if (Status s = ResolveProfileEnv(p, ctx, env, plan); !s.ok()) return s;
   std::string workdir = req.terminal_cwd;
@@ -184,7 +210,6 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   if (Status s = BuildArgv(req, ctx, plan); !s.ok()) return s;
   for (const auto& [k, v] : env) plan.spec.env.push_back(k + "=" + v);
   plan.files.emplace_back(dir + "/brief.txt", req.brief);
-  if (p.brief == "stdin") plan.stdin_data = req.brief;
   plan.transcript_path = dir + "/transcript.log";
   plan.stdout_path = dir + "/stdout.log";
   return plan;
