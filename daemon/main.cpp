@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <thread>
@@ -22,6 +23,12 @@
 #include "api/grpc_server.h"
 #include "common/clock.h"
 #include "config/config.h"
+#include "exec/child_registry.h"
+#include "exec/command_runner.h"
+#include "exec/daemon_secrets.h"
+#include "exec/redacting_log_sink.h"
+#include "exec/launch_plan.h"
+#include "exec/launcher.h"
 #include "service/services.h"
 #include "store/migrations.h"
 
@@ -50,12 +57,9 @@ int LockStateDir(const std::string& dir, std::string* error) {
   return fd;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  using namespace conclave;
+// Parses the flags; returns an exit code when the process should end (help, version, error).
+std::optional<int> ParseFlags(int argc, char** argv, conclave::config::Flags& flags) {
   CLI::App app{"conclaved — the Conclave orchestration daemon"};
-  config::Flags flags;
   app.add_option("--config", flags.config_file, "JSON config file");
   app.add_option("--state-dir", flags.state_dir, "state directory (database, transcripts)");
   app.add_option("--listen", flags.listen, "unix:/path.sock or tcp:127.0.0.1:PORT");
@@ -67,84 +71,127 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  return std::nullopt;
+}
 
-  auto logger = spdlog::stderr_color_mt("conclaved");
-  spdlog::set_default_logger(logger);
-  auto cfg = config::LoadConfig(flags);
-  if (!cfg.ok()) {
-    std::cerr << "conclaved: " << cfg.status().message() << "\n";
-    return 2;
-  }
-  const config::Config& c = cfg.value();
-  spdlog::set_level(spdlog::level::from_str(c.log_level));
-
+// Creates the state directory (0700) and takes its lock; -1 with the reason in *error.
+int PrepareStateDir(const conclave::config::Config& c, std::string* error) {
   std::error_code ec;
   std::filesystem::create_directories(c.state_dir, ec);
   if (ec) {
-    std::cerr << "conclaved: cannot create state dir " << c.state_dir << ": " << ec.message() << "\n";
-    return 1;
+    *error = "cannot create state dir " + c.state_dir + ": " + ec.message();
+    return -1;
   }
   chmod(c.state_dir.c_str(), 0700);
-  std::string lock_error;
-  int lock_fd = LockStateDir(c.state_dir, &lock_error);
-  if (lock_fd < 0) {
-    std::cerr << "conclaved: " << lock_error << "\n";
-    return 1;
-  }
-  signal(SIGPIPE, SIG_IGN);
+  return LockStateDir(c.state_dir, error);
+}
 
+// Opens the database and brings its schema up to date.
+conclave::StatusOr<std::unique_ptr<conclave::store::Database>> OpenStore(
+    const conclave::config::Config& c, int* schema) {
+  using namespace conclave;
   std::unique_ptr<store::Database> db;
   try {
     store::Database::Options opts;
     opts.synchronous_full = c.synchronous_full;
     db = std::make_unique<store::Database>(c.database_path, opts);
   } catch (const store::StoreError& e) {
-    std::cerr << "conclaved: " << e.what() << "\n";
-    return 1;
+    return Status(Code::kUnavailable, e.what());
   }
-  auto schema = store::ApplyMigrations(*db, store::EmbeddedMigrations());
-  if (!schema.ok()) {
-    std::cerr << "conclaved: " << schema.status().message() << "\n";
-    return 1;
+  auto applied = store::ApplyMigrations(*db, store::EmbeddedMigrations());
+  if (!applied.ok()) return applied.status();
+  *schema = applied.value();
+  return db;
+}
+
+// Pings systemd's watchdog from the loop, so a wedged loop stops the pings.
+class Watchdog {
+ public:
+  explicit Watchdog(boost::asio::io_context& io) : timer_(io) {
+    if (sd_watchdog_enabled(0, &usec_) > 0 && usec_ > 0) Ping();
   }
+  void Cancel() { timer_.cancel(); }
+
+ private:
+  void Ping() {
+    sd_notify(0, "WATCHDOG=1");
+    timer_.expires_after(std::chrono::microseconds(usec_ / 2));
+    timer_.async_wait([this](const boost::system::error_code& e) {
+      if (!e) Ping();
+    });
+  }
+  boost::asio::steady_timer timer_;
+  uint64_t usec_ = 0;
+};
+
+// Runs the loop; a handler that throws must not take the daemon down: log and keep serving.
+void RunLoop(boost::asio::io_context& io) {
+  for (;;) {
+    try {
+      io.run();
+      return;
+    } catch (const std::exception& e) {
+      spdlog::critical("unhandled error on the loop (continuing): {}", e.what());
+    }
+  }
+}
+
+int Fail(const std::string& why, int code = 1) {
+  std::cerr << "conclaved: " << why << "\n";
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace conclave;
+  config::Flags flags;
+  if (auto exit_code = ParseFlags(argc, argv, flags)) return *exit_code;
+  auto log_sink = std::make_shared<exec::RedactingLogSink>(nullptr);
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("conclaved", log_sink));
+  auto cfg = config::LoadConfig(flags);
+  if (!cfg.ok()) return Fail(cfg.status().message(), 2);
+  const config::Config& c = cfg.value();
+  spdlog::set_level(spdlog::level::from_str(c.log_level));
+  std::string lock_error;
+  int lock_fd = PrepareStateDir(c, &lock_error);
+  if (lock_fd < 0) return Fail(lock_error);
+  signal(SIGPIPE, SIG_IGN);
+  int schema = 0;
+  auto db = OpenStore(c, &schema);
+  if (!db.ok()) return Fail(db.status().message());
 
   boost::asio::io_context io;
-  service::Core core(io, c, *db);
-  core.started_ms = NowMs();
+  // Workers' orphans (double forks, setsid) stay the daemon's descendants, and are reaped.
+  exec::OrphanReaper reaper(io);
+  reaper.Start();
+  SystemClock clock(io);
+  exec::ProcessLauncher launcher(io);
+  exec::ProcessCommandRunner commands;
+  service::Core core(io, c, *db.value(), clock, launcher, commands);
+  core.started_ms = clock.NowMs();
   core.listener = c.listen;
+  core.daemon_env = exec::DaemonEnvironment();
   core.profiles = exec::LoadProfiles(c.profiles_dir);
+  core.redactor = exec::Redactor(exec::DaemonSecrets(core.daemon_env, core.profiles));
+  log_sink->SetRedactor(&core.redactor);
+  spdlog::debug("redacting {} standing secret(s) from messages and the log",
+                core.redactor.secrets().size());
   for (const auto& e : core.profiles.errors) {
     spdlog::warn("profile {}: {}{}", e.file, e.field.empty() ? "" : e.field + ": ", e.error);
   }
   core.bus.SeedLastSeq(core.messages.LastSeq());
   service::Services services(core);
-  services.messaging.EnsureBuiltinHandles();
-  core.batcher.Flush();
-  services.tasks.Recover();
-  services.reviews.Resume();
+  services.Start();
 
   api::ConclaveService grpc_service(io, services);
   if (c.listen.rfind("tcp:", 0) == 0) grpc_service.RequireToken(c.tcp_token);
   auto server = api::StartServer(c.listen, grpc_service);
-  if (!server.ok()) {
-    std::cerr << "conclaved: " << server.status().message() << "\n";
-    return 1;
-  }
+  if (!server.ok()) return Fail(server.status().message());
   spdlog::info("conclaved {} serving on {} (state {}, schema {}, {} profiles)", CONCLAVE_VERSION,
-               c.listen, c.state_dir, schema.value(), core.profiles.profiles.size());
+               c.listen, c.state_dir, schema, core.profiles.profiles.size());
   sd_notify(0, "READY=1");
-
-  // Watchdog: pinged from the loop, so a wedged loop stops the pings.
-  uint64_t watchdog_usec = 0;
-  boost::asio::steady_timer watchdog(io);
-  std::function<void()> ping = [&] {
-    sd_notify(0, "WATCHDOG=1");
-    watchdog.expires_after(std::chrono::microseconds(watchdog_usec / 2));
-    watchdog.async_wait([&](const boost::system::error_code& e) {
-      if (!e) ping();
-    });
-  };
-  if (sd_watchdog_enabled(0, &watchdog_usec) > 0 && watchdog_usec > 0) ping();
+  Watchdog watchdog(io);
 
   std::thread shutdown_thread;
   boost::asio::signal_set signals(io, SIGTERM, SIGINT);
@@ -153,10 +200,8 @@ int main(int argc, char** argv) {
     spdlog::info("signal {}: shutting down", sig);
     sd_notify(0, "STOPPING=1");
     grpc_service.SetStopping();
-    watchdog.cancel();
-    core.bus.ExpireAll();
-    services.reviews.ExpireWaiters();
-    services.tasks.StopAll([&] {
+    watchdog.Cancel();
+    services.Stop([&] {
       core.batcher.Flush();
       // Shutdown() waits for in-flight RPCs, which complete on this loop: call it elsewhere.
       shutdown_thread = std::thread([&] {
@@ -168,20 +213,13 @@ int main(int argc, char** argv) {
       });
     });
   });
-
-  // A handler that throws must not take the daemon down with it: log and keep serving.
-  for (;;) {
-    try {
-      io.run();
-      break;
-    } catch (const std::exception& e) {
-      spdlog::critical("unhandled error on the loop (continuing): {}", e.what());
-    }
-  }
+  RunLoop(io);
   if (shutdown_thread.joinable()) shutdown_thread.join();
   server.value()->Wait();
   core.batcher.Flush();
   spdlog::info("conclaved stopped");
+  core.helpers.join();
+  log_sink->SetRedactor(nullptr);  // the redactor goes away with core
   close(lock_fd);
   return 0;
 }

@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config git ca-certificates
   protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev
-  libboost-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
+  libboost-dev libboost-filesystem-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libsqlite3-dev sqlite3 catch2 libcli11-dev libsystemd-dev
   procps iproute2
 )

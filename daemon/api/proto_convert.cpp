@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "domain/family.h"
+
 namespace conclave::api {
 
 grpc::Status ToGrpc(const Status& s) {
@@ -42,7 +44,7 @@ void ToProto(const domain::MessageRecord& m, v1::Message* out) {
 domain::MessageRecord FromProto(const v1::SendRequest& r) {
   domain::MessageRecord m;
   m.type = r.type();
-  m.priority = r.priority().empty() ? "normal" : r.priority();
+  m.priority = r.priority();
   m.from = r.from();
   m.subject = r.subject();
   m.body = r.body();
@@ -53,33 +55,34 @@ domain::MessageRecord FromProto(const v1::SendRequest& r) {
   return m;
 }
 
-void ToProto(const store::HandleRecord& h, v1::Handle* out) {
+void ToProto(const domain::Handle& h, v1::Handle* out) {
   out->set_name(h.name);
   out->set_kind(h.kind);
   out->set_created_unix_ms(h.created_ms);
 }
 
-void ToProto(const store::TerminalRecord& t, const std::string& family, v1::Terminal* out) {
+void ToProto(const service::TerminalView& v, v1::Terminal* out) {
+  const domain::Terminal& t = v.terminal;
   out->set_handle(t.handle);
   out->set_profile(t.profile);
-  out->set_family(family);
+  out->set_family(v.family);
   out->set_cwd(t.cwd);
-  out->set_state(t.state);
+  out->set_state(std::string(domain::TerminalStateName(t.state)));
   out->set_active_dispatch_id(t.active_dispatch);
   out->set_created_unix_ms(t.created_ms);
 }
 
-void ToProto(const store::TaskRecord& t, const std::vector<int64_t>& deps, double spent,
-             v1::Task* out) {
+void ToProto(const service::TaskView& v, v1::Task* out) {
+  const domain::Task& t = v.task;
   out->set_id(t.id);
   out->set_title(t.title);
   out->set_brief(t.brief);
-  out->set_status(t.status);
+  out->set_status(std::string(domain::TaskStateName(t.status)));
   out->set_role(t.role);
   out->set_hypothesis(t.hypothesis);
   out->set_scope(t.scope);
   out->set_validation(t.validation);
-  for (int64_t d : deps) out->add_deps(d);
+  for (int64_t d : v.deps) out->add_deps(d);
   out->set_idempotency_key(t.idem_key);
   out->set_blocked_reason(t.blocked_reason);
   out->set_result_json(t.result);
@@ -89,18 +92,18 @@ void ToProto(const store::TaskRecord& t, const std::vector<int64_t>& deps, doubl
   out->set_coordinator(t.coordinator);
   out->set_session(t.session);
   out->set_budget_usd(t.budget_usd);
-  out->set_spent_usd(spent);
+  out->set_spent_usd(v.spent_usd);
   out->set_breaker_count(t.breaker_count);
   out->set_breaker_fingerprint(t.breaker_fp);
 }
 
-void ToProto(const store::DispatchRecord& d, v1::DispatchInfo* out) {
+void ToProto(const domain::Dispatch& d, v1::DispatchInfo* out) {
   out->set_id(d.id);
   out->set_task_id(d.task_id);
   out->set_terminal(d.terminal);
   out->set_profile(d.profile);
   out->set_family(d.family);
-  out->set_state(d.state);
+  out->set_state(std::string(domain::DispatchStateName(d.state)));
   out->set_attempt(d.attempt);
   out->set_pid(d.pid);
   out->set_started_unix_ms(d.started_ms);
@@ -119,7 +122,7 @@ void ToProto(const store::DispatchRecord& d, v1::DispatchInfo* out) {
   out->set_not_before_unix_ms(d.not_before_ms);
 }
 
-void ToProto(const store::GateRecord& g, v1::Gate* out) {
+void ToProto(const domain::Gate& g, v1::Gate* out) {
   out->set_id(g.id);
   out->set_task_id(g.task_id);
   out->set_review_id(g.review_id);
@@ -136,7 +139,83 @@ void ToProto(const store::GateRecord& g, v1::Gate* out) {
   out->set_resolved_unix_ms(g.resolved_ms);
 }
 
-void ToProto(const exec::Profile& p, v1::Profile* out) {
+namespace {
+void FillFinding(const nlohmann::json& f, v1::Finding* out) {
+  out->set_id(f.value("id", ""));
+  out->set_severity(f.value("severity", ""));
+  out->set_category(f.value("category", ""));
+  if (f.contains("location") && f["location"].is_object()) {
+    out->set_path(f["location"].value("path", ""));
+    out->set_line(f["location"].value("line", 0));
+  }
+  out->set_title(f.value("title", ""));
+  out->set_detail(f.value("detail", ""));
+  out->set_stance(f.value("stance", ""));
+  if (f.contains("refs") && f["refs"].is_array()) {
+    for (const auto& r : f["refs"]) {
+      if (r.is_string()) out->add_refs(r.get<std::string>());
+    }
+  }
+  out->set_family(f.value("family", ""));
+  out->set_round(f.value("round", 0));
+  out->set_foreign(f.value("foreign", false));
+  out->set_disposition(f.value("disposition", ""));
+  out->set_open(f.value("open", true));
+  out->set_profile(f.value("profile", ""));
+}
+
+}  // namespace
+
+void ToProto(const service::ReviewView& v, v1::Review* out) {
+  const auto& r = v.review;
+  out->set_id(r.id);
+  out->set_mode(r.mode);
+  out->set_writer_family(r.writer_family);
+  out->set_artifact_kind(r.artifact_kind);
+  out->set_status(std::string(domain::ReviewStatusName(r.status)));
+  out->set_verdict(r.verdict);
+  out->set_termination(r.termination);
+  out->set_reason(r.reason);
+  out->set_cap(r.cap);
+  out->set_session(r.session);
+  out->set_cost_usd(v.cost_usd);
+  out->set_revision(r.revision);
+  out->set_gate_id(r.gate_id);
+  out->set_blocked_by(r.blocked_by);
+  out->set_created_unix_ms(r.created_ms);
+  out->set_idempotency_key(r.idem_key);
+  out->set_artifact_sha(r.artifact_sha);
+  for (const auto& x : v.rounds) {
+    auto* round = out->add_rounds();
+    round->set_round(x.round);
+    round->set_role(x.role);
+    round->set_profile(x.profile);
+    round->set_family(x.family);
+    round->set_task_id(x.task_id);
+    round->set_state(std::string(domain::RoundStateName(x.state)) +
+                     (x.revision != r.revision ? " (rev " + std::to_string(x.revision) + ")" : ""));
+    round->set_malformed(x.malformed > 0);
+    round->set_cost_usd(x.cost_usd);
+    auto fs = nlohmann::json::parse(x.findings, nullptr, false);
+    if (fs.is_array()) {
+      for (const auto& f : fs) {
+        auto* pf = round->add_findings();
+        FillFinding(f, pf);
+        pf->set_family(x.family);
+        pf->set_round(x.round);
+        pf->set_profile(x.profile);
+        pf->set_foreign(domain::IsForeignFamily(x.family, r.writer_family));
+      }
+    }
+  }
+  auto fs = nlohmann::json::parse(r.findings, nullptr, false);
+  if (fs.is_array()) {
+    for (const auto& f : fs) FillFinding(f, out->add_findings());
+  }
+}
+
+
+void ToProto(const service::ProfileView& p, v1::Profile* out) {
   out->set_name(p.name);
   out->set_family(p.family);
   for (const auto& c : p.command) out->add_command(c);
@@ -148,6 +227,33 @@ void ToProto(const exec::Profile& p, v1::Profile* out) {
   out->set_source_file(p.source_file);
   out->set_isolate_home(p.isolate_home);
   out->set_template_name(p.template_name);
+  out->set_running(p.running);
+  if (p.cooldown_until_ms) out->set_cooldown_until_unix_ms(p.cooldown_until_ms);
+}
+
+void ToProto(const service::StatusView& s, v1::StatusReply* out) {
+  out->set_version(s.version);
+  out->set_uptime_ms(s.uptime_ms);
+  out->set_pid(s.pid);
+  out->set_state_dir(s.state_dir);
+  out->set_database_path(s.database_path);
+  out->set_listener(s.listener);
+  out->set_last_seq(s.last_seq);
+  out->set_schema_version(s.schema_version);
+  out->set_profiles_dir(s.profiles_dir);
+  for (const auto& [k, v] : s.counts) (*out->mutable_counts())[k] = v;
+  for (const auto& c : s.cooldowns) {
+    auto* p = out->add_cooldowns();
+    p->set_profile(c.profile);
+    p->set_until_unix_ms(c.until_ms);
+    p->set_reason(c.reason);
+  }
+  for (const auto& line : s.spend) {
+    auto* p = out->add_spend();
+    p->set_cap(line.cap);
+    p->set_spent_usd(line.spent);
+    p->set_cap_usd(line.cap_usd);
+  }
 }
 
 }  // namespace conclave::api

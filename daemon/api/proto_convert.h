@@ -1,18 +1,15 @@
-// Conversions between service records and conclave.v1 protobuf messages, and the one place
-// where a service Status becomes a gRPC status.
+// Conversions between the service layer's views and conclave.v1 protobuf messages, and the one
+// place where a service Status becomes a gRPC status. A pure mapping: no rule lives here.
 #pragma once
 
 #include <grpcpp/support/status.h>
 
 #include "common/status.h"
 #include "conclave/v1/conclave.pb.h"
+#include "domain/dispatch.h"
+#include "domain/gate.h"
 #include "domain/message.h"
-#include "exec/profile.h"
-#include "store/dispatch_store.h"
-#include "store/gate_store.h"
-#include "store/handle_store.h"
-#include "store/task_store.h"
-#include "store/terminal_store.h"
+#include "service/services.h"
 
 namespace conclave::api {
 
@@ -22,12 +19,13 @@ grpc::Status ToGrpc(const Status& s);
 
 void ToProto(const domain::MessageRecord& m, v1::Message* out);
 domain::MessageRecord FromProto(const v1::SendRequest& r);
-void ToProto(const store::HandleRecord& h, v1::Handle* out);
-void ToProto(const store::TerminalRecord& t, const std::string& family, v1::Terminal* out);
-void ToProto(const store::TaskRecord& t, const std::vector<int64_t>& deps, double spent,
-             v1::Task* out);
-void ToProto(const store::DispatchRecord& d, v1::DispatchInfo* out);
-void ToProto(const store::GateRecord& g, v1::Gate* out);
-void ToProto(const exec::Profile& p, v1::Profile* out);
+void ToProto(const domain::Handle& h, v1::Handle* out);
+void ToProto(const service::TerminalView& t, v1::Terminal* out);
+void ToProto(const service::TaskView& t, v1::Task* out);
+void ToProto(const domain::Dispatch& d, v1::DispatchInfo* out);
+void ToProto(const domain::Gate& g, v1::Gate* out);
+void ToProto(const service::ProfileView& p, v1::Profile* out);
+void ToProto(const service::StatusView& s, v1::StatusReply* out);
+void ToProto(const service::ReviewView& v, v1::Review* out);
 
 }  // namespace conclave::api

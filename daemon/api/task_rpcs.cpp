@@ -18,17 +18,9 @@ std::function<void(StatusOr<Rec>)> Into(grpc::ServerUnaryReactor* r, Proto* resp
 
 Unary* ConclaveService::ListProfiles(CTX* ctx, const v1::ListProfilesRequest*,
                                      v1::ListProfilesReply* resp) {
-  return OnLoop(ctx, [this, resp](Unary* r) {
-    auto cooldowns = svc_.tasks.Cooldowns();
-    for (const auto& p : svc_.core.profiles.profiles) {
-      auto* out = resp->add_profiles();
-      ToProto(p, out);
-      out->set_running(svc_.core.dispatches.CountRunningForProfile(p.name));
-      for (const auto& [name, until, reason] : cooldowns) {
-        if (name == p.name) out->set_cooldown_until_unix_ms(until);
-      }
-    }
-    for (const auto& e : svc_.core.profiles.errors) {
+  return OnLoop(ctx, domain::Rpc::kListProfiles, [this, resp](Unary* r, const domain::Caller& caller) {
+    for (const auto& p : svc_.Profiles()) ToProto(p, resp->add_profiles());
+    for (const auto& e : svc_.ProfileErrors()) {
       auto* out = resp->add_errors();
       out->set_file(e.file);
       out->set_field(e.field);
@@ -40,50 +32,44 @@ Unary* ConclaveService::ListProfiles(CTX* ctx, const v1::ListProfilesRequest*,
 
 Unary* ConclaveService::CreateTerminal(CTX* ctx, const v1::CreateTerminalRequest* req,
                                        v1::Terminal* resp) {
-  return OnLoop(ctx, [this, req, resp](Unary* r) {
-    svc_.tasks.CreateTerminal(
-        req->profile(), req->handle(), req->cwd(),
-        Into<store::TerminalRecord, v1::Terminal>(r, resp, [this](const auto& t, auto* p) {
-          ToProto(t, svc_.core.FamilyOf(t), p);
-        }));
+  return OnLoop(ctx, domain::Rpc::kCreateTerminal, [this, req, resp](Unary* r, const domain::Caller& caller) {
+    svc_.terminals.Create(req->profile(), req->handle(), req->cwd(),
+                          Into<service::TerminalView, v1::Terminal>(
+                              r, resp, [](const auto& t, auto* p) { ToProto(t, p); }));
   });
 }
 
 Unary* ConclaveService::ListTerminals(CTX* ctx, const v1::ListTerminalsRequest* req,
                                       v1::ListTerminalsReply* resp) {
-  return OnLoop(ctx, [this, req, resp](Unary* r) {
-    for (const auto& t : svc_.tasks.ListTerminals(req->include_closed())) {
-      ToProto(t, svc_.core.FamilyOf(t), resp->add_terminals());
-    }
+  return OnLoop(ctx, domain::Rpc::kListTerminals, [this, req, resp](Unary* r, const domain::Caller& caller) {
+    for (const auto& t : svc_.terminals.List(req->include_closed())) ToProto(t, resp->add_terminals());
     FinishAfterCommit(r, Status::Ok());
   });
 }
 
 Unary* ConclaveService::GetTerminal(CTX* ctx, const v1::GetTerminalRequest* req,
                                     v1::Terminal* resp) {
-  return OnLoop(ctx, [this, req, resp](Unary* r) {
-    auto t = svc_.tasks.GetTerminal(req->handle());
+  return OnLoop(ctx, domain::Rpc::kGetTerminal, [this, req, resp](Unary* r, const domain::Caller& caller) {
+    auto t = svc_.terminals.Get(req->handle());
     if (!t.ok()) return r->Finish(ToGrpc(t.status()));
-    ToProto(t.value(), svc_.core.FamilyOf(t.value()), resp);
+    ToProto(t.value(), resp);
     FinishAfterCommit(r, Status::Ok());
   });
 }
 
 Unary* ConclaveService::CloseTerminal(CTX* ctx, const v1::CloseTerminalRequest* req,
                                       v1::Terminal* resp) {
-  return OnLoop(ctx, [this, req, resp](Unary* r) {
-    svc_.tasks.CloseTerminal(
-        req->handle(), req->force(),
-        Into<store::TerminalRecord, v1::Terminal>(r, resp, [this](const auto& t, auto* p) {
-          ToProto(t, svc_.core.FamilyOf(t), p);
-        }));
+  return OnLoop(ctx, domain::Rpc::kCloseTerminal, [this, req, resp](Unary* r, const domain::Caller& caller) {
+    svc_.terminals.Close(req->handle(), req->force(),
+                         Into<service::TerminalView, v1::Terminal>(
+                             r, resp, [](const auto& t, auto* p) { ToProto(t, p); }));
   });
 }
 
 Unary* ConclaveService::ReadTranscript(CTX* ctx, const v1::ReadTranscriptRequest* req,
                                        v1::TranscriptChunk* resp) {
-  return OnLoop(ctx, [this, req, resp](Unary* r) {
-    auto t = svc_.tasks.ReadTranscript(req->handle(), req->dispatch_id(), req->cursor(),
+  return OnLoop(ctx, domain::Rpc::kReadTranscript, [this, req, resp](Unary* r, const domain::Caller& caller) {
+    auto t = svc_.terminals.ReadTranscript(req->handle(), req->dispatch_id(), req->cursor(),
                                        req->max_bytes());
     if (!t.ok()) return r->Finish(ToGrpc(t.status()));
     resp->set_dispatch_id(t->dispatch_id);
@@ -96,7 +82,7 @@ Unary* ConclaveService::ReadTranscript(CTX* ctx, const v1::ReadTranscriptRequest
 
 Unary* ConclaveService::CreateTask(CTX* ctx, const v1::CreateTaskRequest* req,
                                    v1::CreateTaskReply* resp) {
-  return OnLoop(ctx, [this, req, resp](Unary* r) {
+  return OnLoop(ctx, domain::Rpc::kCreateTask, [this, req, resp](Unary* r, const domain::Caller& caller) {
     service::CreateTaskInput in;
     in.task.brief = req->brief();
     in.task.title = req->title();
@@ -110,10 +96,9 @@ Unary* ConclaveService::CreateTask(CTX* ctx, const v1::CreateTaskRequest* req,
     in.task.scope = req->scope();
     in.task.validation = req->validation();
     in.deps.assign(req->deps().begin(), req->deps().end());
-    svc_.tasks.CreateTask(std::move(in), [this, r, resp](StatusOr<service::CreateTaskResult> c) {
+    svc_.tasks.Create(std::move(in), [r, resp](StatusOr<service::CreateTaskResult> c) {
       if (!c.ok()) return r->Finish(ToGrpc(c.status()));
-      ToProto(c->task, svc_.core.tasks.Deps(c->task.id), svc_.tasks.TaskSpent(c->task.id),
-              resp->mutable_task());
+      ToProto(c->task, resp->mutable_task());
       resp->set_existing(c->existing);
       r->Finish(grpc::Status::OK);
     });
@@ -122,28 +107,25 @@ Unary* ConclaveService::CreateTask(CTX* ctx, const v1::CreateTaskRequest* req,
 
 Unary* ConclaveService::ListTasks(CTX* ctx, const v1::ListTasksRequest* req,
                                   v1::ListTasksReply* resp) {
-  return OnLoop(ctx, [this, req, resp](Unary* r) {
-    static const char* kStatuses[] = {"",       "pending", "ready",   "dispatched",
-                                      "completed", "failed", "blocked", "cancelled"};
-    bool ok = false;
-    for (const char* s : kStatuses) ok |= req->status() == s;
-    if (!ok) {
-      return r->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                    "status: '" + req->status() + "' is not a task status"));
+  return OnLoop(ctx, domain::Rpc::kListTasks, [this, req, resp](Unary* r, const domain::Caller& caller) {
+    std::optional<domain::TaskState> status;
+    if (!req->status().empty()) {
+      status = domain::ParseTaskState(req->status());
+      if (!status) {
+        return r->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                      "status: '" + req->status() + "' is not a task status"));
+      }
     }
-    for (const auto& t : svc_.tasks.ListTasks(req->status(), req->limit())) {
-      ToProto(t, svc_.core.tasks.Deps(t.id), svc_.tasks.TaskSpent(t.id), resp->add_tasks());
-    }
+    for (const auto& t : svc_.tasks.List(status, req->limit())) ToProto(t, resp->add_tasks());
     FinishAfterCommit(r, Status::Ok());
   });
 }
 
 Unary* ConclaveService::GetTask(CTX* ctx, const v1::GetTaskRequest* req, v1::TaskDetail* resp) {
-  return OnLoop(ctx, [this, req, resp](Unary* r) {
-    auto d = svc_.tasks.GetTask(req->id());
+  return OnLoop(ctx, domain::Rpc::kGetTask, [this, req, resp](Unary* r, const domain::Caller& caller) {
+    auto d = svc_.tasks.GetFor(caller, req->id());
     if (!d.ok()) return r->Finish(ToGrpc(d.status()));
-    ToProto(d->task, svc_.core.tasks.Deps(d->task.id), svc_.tasks.TaskSpent(d->task.id),
-            resp->mutable_task());
+    ToProto(d->task, resp->mutable_task());
     for (const auto& x : d->dispatches) ToProto(x, resp->add_dispatches());
     for (const auto& m : d->events) ToProto(m, resp->add_events());
     for (const auto& g : d->gates) ToProto(g, resp->add_gates());
@@ -152,7 +134,7 @@ Unary* ConclaveService::GetTask(CTX* ctx, const v1::GetTaskRequest* req, v1::Tas
 }
 
 Unary* ConclaveService::UpdateTask(CTX* ctx, const v1::UpdateTaskRequest* req, v1::Task* resp) {
-  return OnLoop(ctx, [this, req, resp](Unary* r) {
+  return OnLoop(ctx, domain::Rpc::kUpdateTask, [this, req, resp](Unary* r, const domain::Caller& caller) {
     service::TaskUpdateInput in;
     in.id = req->id();
     if (req->has_title()) in.title = req->title();
@@ -162,56 +144,54 @@ Unary* ConclaveService::UpdateTask(CTX* ctx, const v1::UpdateTaskRequest* req, v
     if (req->has_validation()) in.validation = req->validation();
     if (req->has_auto_retry()) in.auto_retry = req->auto_retry();
     if (req->has_budget_usd()) in.budget_usd = req->budget_usd();
-    svc_.tasks.UpdateTask(in, Into<store::TaskRecord, v1::Task>(r, resp, [this](const auto& t, auto* p) {
-                            ToProto(t, svc_.core.tasks.Deps(t.id), svc_.tasks.TaskSpent(t.id), p);
-                          }));
+    svc_.tasks.Update(in, Into<service::TaskView, v1::Task>(
+                              r, resp, [](const auto& t, auto* p) { ToProto(t, p); }));
   });
 }
 
 Unary* ConclaveService::CancelTask(CTX* ctx, const v1::CancelTaskRequest* req, v1::Task* resp) {
-  return OnLoop(ctx, [this, req, resp](Unary* r) {
-    svc_.tasks.CancelTask(req->id(), req->reason(),
-                          Into<store::TaskRecord, v1::Task>(r, resp, [this](const auto& t, auto* p) {
-                            ToProto(t, svc_.core.tasks.Deps(t.id), svc_.tasks.TaskSpent(t.id), p);
-                          }));
+  return OnLoop(ctx, domain::Rpc::kCancelTask, [this, req, resp](Unary* r, const domain::Caller& caller) {
+    svc_.tasks.Cancel(req->id(), req->reason(),
+                      Into<service::TaskView, v1::Task>(
+                          r, resp, [](const auto& t, auto* p) { ToProto(t, p); }));
   });
 }
 
 Unary* ConclaveService::Dispatch(CTX* ctx, const v1::DispatchRequest* req,
                                  v1::DispatchInfo* resp) {
-  return OnLoop(ctx, [this, req, resp](Unary* r) {
+  return OnLoop(ctx, domain::Rpc::kDispatch, [this, req, resp](Unary* r, const domain::Caller& caller) {
     service::DispatchInput in;
     in.task_id = req->task_id();
     in.to = req->to();
     in.timeout_s = req->timeout_s();
     in.from = req->from();
     in.budget_usd = req->budget_usd();
-    svc_.tasks.Dispatch(in, Into<store::DispatchRecord, v1::DispatchInfo>(
+    svc_.scheduler.Dispatch(in, Into<domain::Dispatch, v1::DispatchInfo>(
                                 r, resp, [](const auto& d, auto* p) { ToProto(d, p); }));
   });
 }
 
 Unary* ConclaveService::CreateGate(CTX* ctx, const v1::CreateGateRequest* req, v1::Gate* resp) {
-  return OnLoop(ctx, [this, req, resp](Unary* r) {
+  return OnLoop(ctx, domain::Rpc::kCreateGate, [this, req, resp](Unary* r, const domain::Caller& caller) {
     std::vector<std::string> options(req->options().begin(), req->options().end());
-    svc_.tasks.CreateGate(req->task_id(), req->question(), options, 0,
-                          Into<store::GateRecord, v1::Gate>(
+    svc_.gates.Create(req->task_id(), req->question(), options, 0,
+                          Into<domain::Gate, v1::Gate>(
                               r, resp, [](const auto& g, auto* p) { ToProto(g, p); }));
   });
 }
 
 Unary* ConclaveService::ResolveGate(CTX* ctx, const v1::ResolveGateRequest* req, v1::Gate* resp) {
-  return OnLoop(ctx, [this, req, resp](Unary* r) {
-    svc_.tasks.ResolveGate(req->id(), req->decision(),
-                           Into<store::GateRecord, v1::Gate>(
+  return OnLoop(ctx, domain::Rpc::kResolveGate, [this, req, resp](Unary* r, const domain::Caller& caller) {
+    svc_.gates.Resolve(req->id(), req->decision(),
+                           Into<domain::Gate, v1::Gate>(
                                r, resp, [](const auto& g, auto* p) { ToProto(g, p); }));
   });
 }
 
 Unary* ConclaveService::ListGates(CTX* ctx, const v1::ListGatesRequest* req,
                                   v1::ListGatesReply* resp) {
-  return OnLoop(ctx, [this, req, resp](Unary* r) {
-    for (const auto& g : svc_.tasks.ListGates(req->open_only(), req->task_id())) {
+  return OnLoop(ctx, domain::Rpc::kListGates, [this, req, resp](Unary* r, const domain::Caller& caller) {
+    for (const auto& g : svc_.gates.List(req->open_only(), req->task_id())) {
       ToProto(g, resp->add_gates());
     }
     FinishAfterCommit(r, Status::Ok());

@@ -26,18 +26,17 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::Message> {
     state_ = std::make_shared<LoopState>();
   }
 
-  void Begin() {
+  void Begin(service::PeerInfo peer) {
     auto st = state_;
-    boost::asio::post(io_, [this, st] {
+    boost::asio::post(io_, [this, st, peer] {
       if (st->done) return;
-      for (const auto& t : filter_.types) {
-        if (!domain::IsMessageType(t)) {
-          st->done = true;
-          Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "types: unknown type '" + t + "'"));
-          return;
-        }
+      auto caller = svc_.callers.Resolve(peer);
+      if (Status s = svc_.callers.Admit(caller, domain::Rpc::kWatch); !s.ok()) {
+        st->done = true;
+        End(ToGrpc(s));
+        return;
       }
-      if (from_now_) cursor_ = svc_.core.bus.last_seq();
+      if (from_now_) cursor_ = svc_.messaging.LastSeq();
       LoadPage();
     });
   }
@@ -46,7 +45,13 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::Message> {
   void LoadPage() {
     std::vector<domain::MessageRecord> page;
     try {
-      page = svc_.core.messages.After(filter_, cursor_, static_cast<int>(kPage));
+      auto backlog = svc_.messaging.Backlog(filter_, cursor_, static_cast<int>(kPage));
+      if (!backlog.ok()) {
+        state_->done = true;
+        End(ToGrpc(backlog.status()));
+        return;
+      }
+      page = std::move(backlog.value());
     } catch (const std::exception& e) {
       End(grpc::Status(grpc::StatusCode::INTERNAL, e.what()));
       return;
@@ -55,7 +60,7 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::Message> {
     Enqueue(page);
     if (page.size() < kPage) {
       auto st = state_;
-      state_->watcher = svc_.core.bus.AddWatcher(
+      state_->watcher = svc_.messaging.Subscribe(
           filter_, cursor_,
           [this, st](const domain::MessageRecord& m) {
             if (st->done) return false;
@@ -122,10 +127,10 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::Message> {
       ended_ = true;
     }
     auto st = state_;
-    auto& bus = svc_.core.bus;
-    boost::asio::post(io_, [st, &bus] {
+    auto& messaging = svc_.messaging;
+    boost::asio::post(io_, [st, &messaging] {
       st->done = true;
-      if (st->live) bus.RemoveWatcher(st->watcher);
+      if (st->live) messaging.Unsubscribe(st->watcher);
     });
     Finish(s);
   }
@@ -133,10 +138,10 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::Message> {
   void OnDone() override {
     // Delete on the loop, after every handler posted earlier (they may reference this).
     auto st = state_;
-    auto& bus = svc_.core.bus;
-    boost::asio::post(io_, [this, st, &bus] {
+    auto& messaging = svc_.messaging;
+    boost::asio::post(io_, [this, st, &messaging] {
       st->done = true;
-      if (st->live) bus.RemoveWatcher(st->watcher);
+      if (st->live) messaging.Unsubscribe(st->watcher);
       delete this;
     });
   }
@@ -164,11 +169,12 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::Message> {
 grpc::ServerWriteReactor<v1::Message>* ConclaveService::Watch(CTX* ctx,
                                                              const v1::WatchRequest* req) {
   auto* r = new WatchReactor(io_, svc_, req);
-  if (grpc::Status admit = Admit(ctx); !admit.ok()) {
+  service::PeerInfo peer;
+  if (grpc::Status admit = Identify(ctx, &peer); !admit.ok()) {
     r->End(admit);
     return r;
   }
-  r->Begin();
+  r->Begin(std::move(peer));
   return r;
 }
 

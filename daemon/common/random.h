@@ -1,9 +1,13 @@
-// Random identifiers: thread ids and dispatch tokens (from the kernel's CSPRNG).
+// Random identifiers (thread ids, dispatch tokens) and jitter, from the kernel's CSPRNG.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace conclave {
+
+// 64 random bits (all of them: backoff jitter reads the top 53).
+uint64_t RandomU64();
 
 // n random bytes as 2n lower-case hex characters.
 std::string RandomHex(size_t n_bytes);

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 
 namespace conclave::domain {
 namespace {
@@ -13,17 +12,17 @@ constexpr double kSlackUsd = 1e-9;
 
 double Tokens(int64_t n) { return static_cast<double>(std::max<int64_t>(n, 0)); }
 
-double ReadPrice(const nlohmann::json& json, const char* key) {
+Status ReadPrice(const nlohmann::json& json, const char* key, double* out) {
+  *out = 0;
   const auto it = json.find(key);
-  if (it == json.end() || it->is_null()) return 0;
-  if (!it->is_number()) {
-    throw std::invalid_argument(std::string("price table: ") + key + " is not a number");
-  }
+  if (it == json.end() || it->is_null()) return Status::Ok();
+  if (!it->is_number()) return InvalidArgument(std::string("price.") + key + ": not a number");
   const double value = it->get<double>();
   if (!std::isfinite(value) || value < 0) {
-    throw std::invalid_argument(std::string("price table: ") + key + " must be >= 0");
+    return InvalidArgument(std::string("price.") + key + ": must be a number >= 0");
   }
-  return value;
+  *out = value;
+  return Status::Ok();
 }
 
 }  // namespace
@@ -43,11 +42,16 @@ Cost ComputeCost(std::optional<double> reported_usd, const Usage& usage, const P
   return Cost{usd, true, !(no_prices && !no_usage)};
 }
 
-PriceTable ParsePriceTable(const nlohmann::json& json) {
+StatusOr<PriceTable> ParsePriceTable(const nlohmann::json& json) {
   if (json.is_null()) return PriceTable{};
-  if (!json.is_object()) throw std::invalid_argument("price table: not a JSON object");
-  return PriceTable{ReadPrice(json, "input_per_mtok"), ReadPrice(json, "output_per_mtok"),
-                    ReadPrice(json, "cache_read_per_mtok")};
+  if (!json.is_object()) return InvalidArgument("price: must be a JSON object");
+  PriceTable t;
+  for (auto [key, out] : {std::pair{"input_per_mtok", &t.input_per_mtok},
+                          std::pair{"output_per_mtok", &t.output_per_mtok},
+                          std::pair{"cache_read_per_mtok", &t.cache_read_per_mtok}}) {
+    if (Status s = ReadPrice(json, key, out); !s.ok()) return s;
+  }
+  return t;
 }
 
 BudgetCheck CheckCaps(const std::vector<std::tuple<std::string, double, double>>& caps,

@@ -12,6 +12,8 @@
 #include <tuple>
 #include <vector>
 
+#include "common/status.h"
+
 namespace conclave::domain {
 
 struct PriceTable {
@@ -38,9 +40,10 @@ struct Cost {
 Cost ComputeCost(std::optional<double> reported_usd, const Usage& usage, const PriceTable& prices);
 
 // Reads keys input_per_mtok, output_per_mtok, cache_read_per_mtok (missing or null = 0).
-// A null document yields an all-zero table. Throws std::invalid_argument when the document
-// is neither null nor an object, or a present value is not a finite number >= 0.
-PriceTable ParsePriceTable(const nlohmann::json& json);
+// A null document yields an all-zero table. INVALID_ARGUMENT naming the key when the
+// document is neither null nor an object, or a present value is not a finite number >= 0.
+// Runs once, when a profile loads: a bad table is a profile load error, never a silent $0.
+StatusOr<PriceTable> ParsePriceTable(const nlohmann::json& json);
 
 struct BudgetCheck {
   bool ok = true;

@@ -2,6 +2,8 @@
 // handful of rounds with tens of findings, so clarity wins over incremental state.
 #include "domain/debate.h"
 
+#include "common/hash.h"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -49,16 +51,9 @@ std::vector<std::string> DisputesOf(const std::vector<FindingThread>& threads) {
 
 std::string Fingerprint(const std::vector<std::string>& disputes) {
   if (disputes.empty()) return "";
-  uint64_t hash = 14695981039346656037ull;
-  for (const std::string& id : disputes) {
-    for (char c : id + "\n") {
-      hash ^= static_cast<unsigned char>(c);
-      hash *= 1099511628211ull;
-    }
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
-  return std::string("dfp:") + hex;
+  std::string joined;
+  for (const std::string& id : disputes) joined += id + "\n";
+  return "dfp:" + Hex64(Fnv1a64(joined));
 }
 
 std::vector<RoundRecord> Prefix(const std::vector<RoundRecord>& rounds, size_t count) {

@@ -7,7 +7,7 @@
 namespace conclave::domain {
 namespace {
 
-constexpr std::array<std::pair<FailureKind, std::string_view>, 15> kNames = {{
+constexpr std::array<std::pair<FailureKind, std::string_view>, 16> kNames = {{
     {FailureKind::kNone, "none"},
     {FailureKind::kSpawnFailed, "spawn_failed"},
     {FailureKind::kTransportError, "transport_error"},
@@ -23,6 +23,7 @@ constexpr std::array<std::pair<FailureKind, std::string_view>, 15> kNames = {{
     {FailureKind::kNonZeroExit, "nonzero_exit"},
     {FailureKind::kClaimNotPersisted, "claim_not_persisted"},
     {FailureKind::kBudgetExceeded, "budget_exceeded"},
+    {FailureKind::kInternalError, "internal_error"},
 }};
 
 }  // namespace
@@ -51,6 +52,7 @@ bool IsOperational(FailureKind kind) {
     case FailureKind::kTimeout:
     case FailureKind::kHeartbeatLost:
     case FailureKind::kInterrupted:
+    case FailureKind::kInternalError:
       return true;
     default:
       return false;

@@ -27,6 +27,7 @@ enum class FailureKind {
   kNonZeroExit,
   kClaimNotPersisted,
   kBudgetExceeded,
+  kInternalError,  // the daemon could not record the outcome (operational; never retried)
 };
 
 // Stable snake_case name, e.g. "rate_limited", "nonzero_exit".
@@ -36,7 +37,7 @@ std::string_view FailureKindName(FailureKind kind);
 std::optional<FailureKind> ParseFailureKind(std::string_view name);
 
 // True for the closed operational list: spawn_failed, transport_error, rate_limited,
-// provider_unavailable, auth_error, timeout, heartbeat_lost, interrupted.
+// provider_unavailable, auth_error, timeout, heartbeat_lost, interrupted, internal_error.
 bool IsOperational(FailureKind kind);
 
 // True for failures that count toward the breaker: worker_failed, contract_violation,

@@ -3,6 +3,8 @@
 // are ASCII-only so the result does not depend on the process locale.
 #include "domain/fingerprint.h"
 
+#include "common/hash.h"
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -293,15 +295,6 @@ std::string_view TrimAsciiSpace(std::string_view s) {
   return s;
 }
 
-uint64_t Fnv1a64(std::string_view data) {
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  for (char c : data) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
-
 }  // namespace
 
 std::string NormalizeFailureText(std::string_view text) {
@@ -313,11 +306,7 @@ std::string FailureFingerprint(std::string_view failure_text, std::string_view h
   std::string payload = NormalizeFailureText(failure_text);
   payload.push_back('\x1f');
   payload += TrimAsciiSpace(hypothesis);
-  uint64_t hash = Fnv1a64(payload);
-  static constexpr char kHexDigits[] = "0123456789abcdef";
-  std::string out(16, '0');
-  for (int k = 15; k >= 0; --k, hash >>= 4) out[k] = kHexDigits[hash & 0xf];
-  return out;
+  return Hex64(Fnv1a64(payload));
 }
 
 }  // namespace conclave::domain

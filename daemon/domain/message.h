@@ -44,6 +44,15 @@ inline constexpr size_t kMaxBodyBytes = 1 << 20;        // 1 MiB
 inline constexpr size_t kMaxPayloadBytes = 256 << 10;   // 256 KiB
 inline constexpr size_t kMaxHandleBytes = 64;
 
+// The names the daemon speaks as: its own messages (worker_done, heartbeats, escalations...)
+// and its review service's coordinator handle. Only the daemon sends from them.
+inline constexpr std::string_view kDaemonSender = "conclaved";
+inline constexpr std::string_view kReviewSender = "conclave-review";
+// True for a name only the daemon may send from (case-insensitive).
+bool IsReservedSender(std::string_view name);
+// The types a worker may send about its own dispatch.
+bool IsWorkerReportType(std::string_view type);
+
 // The closed list of message types and priorities.
 bool IsMessageType(std::string_view type);
 bool IsPriority(std::string_view priority);

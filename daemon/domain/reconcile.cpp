@@ -1,6 +1,8 @@
 // Contract: see reconcile.h.
 #include "domain/reconcile.h"
 
+#include "domain/family.h"
+
 #include <array>
 #include <cstdlib>
 
@@ -10,19 +12,6 @@ namespace {
 constexpr std::array<std::string_view, 5> kVerdictNames = {"APPROVED", "NEEDS_CHANGES", "BLOCKED",
                                                            "adversarial-stalemate", "gate-absent"};
 constexpr int kOverlapLines = 3;
-
-bool SameFamily(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; };
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
-
-bool IsForeign(std::string_view family, std::string_view writer_family) {
-  return family.empty() || !SameFamily(family, writer_family);
-}
 
 // The owner's current statement of the thread, as the entry a report shows.
 Finding CurrentVersion(const FindingThread& thread) {
@@ -44,10 +33,10 @@ ReconciledFinding FromThread(const FindingThread& t, const std::vector<FindingTh
     out.finding.severity =
         severity_set ? Stricter(out.finding.severity, p.version.severity) : p.version.severity;
     severity_set = true;
-    out.from_foreign = out.from_foreign || IsForeign(p.family, writer_family);
+    out.from_foreign = out.from_foreign || IsForeignFamily(p.family, writer_family);
   }
   out.open = severity_set;
-  if (!out.open) out.from_foreign = IsForeign(t.owner_family, writer_family);
+  if (!out.open) out.from_foreign = IsForeignFamily(t.owner_family, writer_family);
   bool by_primary = t.primary.ever_held;
   bool by_challenger = t.challenger.ever_held;
   for (const FindingThread& u : threads) {
@@ -113,7 +102,7 @@ std::vector<ReconciledFinding> SynthesizeParallel(const std::vector<LineFindings
       ReconciledFinding entry{f,
                               lines[i].family,
                               0,
-                              IsForeign(lines[i].family, writer_family),
+                              IsForeignFamily(lines[i].family, writer_family),
                               std::string(kAdoptedSingle),
                               f.stance != Stance::kWithdraw,
                               {}};

@@ -1,6 +1,8 @@
 // Contract: see review_policy.h.
 #include "domain/review_policy.h"
 
+#include "domain/family.h"
+
 #include <array>
 
 namespace conclave::domain {
@@ -9,15 +11,6 @@ namespace {
 constexpr std::array<std::string_view, 5> kModeNames = {"mechanical", "simple", "ordinary",
                                                         "strong", "debate"};
 
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; }
-
-bool SameFamily(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (Lower(a[i]) != Lower(b[i])) return false;
-  }
-  return true;
-}
 
 std::string Describe(std::string_view role, const ReviewerCandidate& c) {
   return std::string(role) + " " + c.profile + " (family " + c.family + ")";

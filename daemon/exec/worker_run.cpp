@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <boost/asio/write.hpp>
 
+#include "exec/child_registry.h"
 #include "exec/proc_info.h"
 
 namespace conclave::exec {
@@ -28,7 +29,7 @@ void WriteAll(int fd, std::string_view data) {
 
 WorkerRun::WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::string stdin_data,
                      std::string transcript_path, std::string stdout_path,
-                     std::vector<std::string> secrets, RunLimits limits, Callbacks cb)
+                     std::vector<std::string> secrets, RunLimits limits, RunCallbacks cb)
     : io_(io),
       child_(child),
       stdin_data_(std::move(stdin_data)),
@@ -64,7 +65,7 @@ void WorkerRun::Start() {
   if (limits_.hard_timeout.count() > 0) {
     hard_timer_.expires_after(limits_.hard_timeout);
     hard_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-      if (ec || self->reaped_) return;
+      if (ec || self->exited()) return;
       self->outcome_.hard_timeout = true;
       self->Terminate();
     });
@@ -117,42 +118,50 @@ void WorkerRun::ReadStream(bool is_stdout) {
           (is_stdout ? self->outcome_.stdout_bytes : self->outcome_.stderr_bytes) +=
               static_cast<int64_t>(n);
           self->last_output_ = std::chrono::steady_clock::now();
-          self->idle_reported_ = false;
+          self->silence_reported_.reset();
           self->Append(is_stdout, std::string_view(buf, n));
           if (self->cb_.on_output) self->cb_.on_output();
         }
-        if (ec) {
-          (is_stdout ? self->stdout_eof_ : self->stderr_eof_) = true;
-          std::string tail = is_stdout ? self->out_redactor_.Finish()
-                                       : self->err_redactor_.Finish();
-          if (!tail.empty()) {
-            WriteAll(self->transcript_fd_, tail);
-            if (is_stdout) {
-              WriteAll(self->stdout_fd_, tail);
-              if (self->cb_.on_stdout) self->cb_.on_stdout(tail);
-            } else {
-              self->outcome_.stderr_tail += tail;
-            }
-          }
-          boost::system::error_code ignore;
-          (is_stdout ? self->stdout_ : self->stderr_).close(ignore);
-          self->MaybeFinish();
-          return;
-        }
+        if (ec) return self->OnStreamEnd(is_stdout);
         self->ReadStream(is_stdout);
       });
 }
 
+void WorkerRun::OnStreamEnd(bool is_stdout) {
+  --open_streams_;
+  std::string tail = is_stdout ? out_redactor_.Finish() : err_redactor_.Finish();
+  if (!tail.empty()) {
+    WriteAll(transcript_fd_, tail);
+    if (is_stdout) {
+      WriteAll(stdout_fd_, tail);
+      if (cb_.on_stdout) cb_.on_stdout(tail);
+    } else {
+      outcome_.stderr_tail += tail;
+    }
+  }
+  boost::system::error_code ignore;
+  (is_stdout ? stdout_ : stderr_).close(ignore);
+  MaybeFinish();
+}
+
 void WorkerRun::WatchExit() {
   auto check = [self = shared_from_this()]() {
-    int status = 0;
-    pid_t r = waitpid(self->child_.pid, &status, WNOHANG);
-    if (r == self->child_.pid) {
-      self->OnExited(status);
+    // Peek without reaping: the leader stays a zombie until the run finishes, so its pid pins
+    // the process group and signalling the group can never reach a recycled one.
+    siginfo_t si{};
+    int rc;
+    do {
+      rc = waitid(P_PID, static_cast<id_t>(self->child_.pid), &si, WEXITED | WNOHANG | WNOWAIT);
+    } while (rc < 0 && errno == EINTR);
+    if (rc == 0 && si.si_pid == self->child_.pid) {
+      self->OnExited(si.si_code == CLD_EXITED ? si.si_status : -1,
+                     si.si_code == CLD_EXITED ? 0 : si.si_status);
       return true;
     }
-    if (r < 0 && errno == ECHILD) {  // reaped elsewhere: should not happen
-      self->OnExited(0);
+    if (rc < 0 && errno == ECHILD) {
+      // Reaped elsewhere: the status is unknown, and unknown is never success.
+      self->reaped_elsewhere_ = true;
+      self->OnExited(-1, 0);
       return true;
     }
     return false;
@@ -172,32 +181,42 @@ void WorkerRun::WatchExit() {
   }
 }
 
-void WorkerRun::OnExited(int wait_status) {
-  reaped_ = true;
+void WorkerRun::OnExited(int exit_code, int term_signal) {
+  phase_ = Phase::kExited;
   boost::system::error_code ignore;
   pidfd_.close(ignore);
-  if (WIFEXITED(wait_status)) {
-    outcome_.exit_code = WEXITSTATUS(wait_status);
-  } else if (WIFSIGNALED(wait_status)) {
-    outcome_.term_signal = WTERMSIG(wait_status);
-  }
+  outcome_.exit_code = exit_code;
+  outcome_.term_signal = term_signal;
   hard_timer_.cancel();
   idle_timer_.cancel();
-  // Descendants may still hold the pipes: give them eof_grace, then end the group.
-  if (!stdout_eof_ || !stderr_eof_) {
+  // Descendants may still hold the pipes: give them eof_grace, then end the group (the
+  // leader's zombie still pins it).
+  if (open_streams_ > 0) {
     eof_timer_.expires_after(limits_.eof_grace);
     eof_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
       if (ec) return;
-      SignalGroup(self->child_.pid, SIGKILL);
+      self->KillGroupIfPinned();
       boost::system::error_code ignore;
       self->stdout_.close(ignore);
       self->stderr_.close(ignore);
     });
   } else {
     // The leader is gone and the pipes are closed; make sure no straggler survives.
-    SignalGroup(child_.pid, SIGKILL);
+    KillGroupIfPinned();
   }
   MaybeFinish();
+}
+
+void WorkerRun::KillGroupIfPinned() {
+  if (!reaped_elsewhere_) SignalGroup(child_.pid, SIGKILL);
+}
+
+void WorkerRun::Reap() {
+  if (reaped_elsewhere_) return;
+  int status = 0;
+  WaitPid(child_.pid, &status, WNOHANG);
+  ChildRegistry::Instance().Untrack(child_.pid);
+  ChildRegistry::Instance().ReapOrphans();  // orphans that waited behind this zombie
 }
 
 void WorkerRun::ArmIdleTimer() {
@@ -208,25 +227,28 @@ void WorkerRun::ArmIdleTimer() {
                                                     std::chrono::seconds(1));
   idle_timer_.expires_after(step);
   idle_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-    if (ec || self->reaped_) return;
-    auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::steady_clock::now() - self->last_output_);
-    if (self->limits_.idle_kill.count() > 0 && silent >= self->limits_.idle_kill &&
-        !self->terminating_) {
-      self->outcome_.idle_killed = true;
-      self->Terminate();
-    } else if (self->limits_.idle_timeout.count() > 0 && silent >= self->limits_.idle_timeout &&
-               !self->idle_reported_) {
-      self->idle_reported_ = true;
-      if (self->cb_.on_idle) self->cb_.on_idle(silent);
-    }
+    if (ec || self->exited()) return;
+    self->OnIdleTick();
     self->ArmIdleTimer();
   });
 }
 
+void WorkerRun::OnIdleTick() {
+  auto now = std::chrono::steady_clock::now();
+  auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_output_);
+  if (limits_.idle_kill.count() > 0 && silent >= limits_.idle_kill && phase_ == Phase::kRunning) {
+    outcome_.idle_killed = true;
+    Terminate();
+  } else if (limits_.idle_timeout.count() > 0 && silent >= limits_.idle_timeout &&
+             !silence_reported_) {
+    silence_reported_ = now;
+    if (cb_.on_idle) cb_.on_idle(silent);
+  }
+}
+
 void WorkerRun::Terminate() {
-  if (terminating_ || reaped_) return;
-  terminating_ = true;
+  if (phase_ != Phase::kRunning) return;
+  phase_ = Phase::kTerminating;
   SignalGroup(child_.pid, SIGTERM);
   kill_timer_.expires_after(limits_.kill_grace);
   kill_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
@@ -235,16 +257,17 @@ void WorkerRun::Terminate() {
   });
 }
 
-void WorkerRun::Stop(const std::string& reason) {
-  if (finished_) return;
-  outcome_.stopped = true;
-  outcome_.stop_reason = reason;
+void WorkerRun::Stop(domain::StopReason reason, const std::string& detail) {
+  if (finished() || outcome_.stop != domain::StopReason::kNone) return;
+  outcome_.stop = reason;
+  outcome_.stop_detail = detail;
   Terminate();
 }
 
 void WorkerRun::MaybeFinish() {
-  if (finished_ || !reaped_ || !stdout_eof_ || !stderr_eof_) return;
-  finished_ = true;
+  if (phase_ != Phase::kExited || open_streams_ > 0) return;
+  Reap();
+  phase_ = Phase::kFinished;
   hard_timer_.cancel();
   idle_timer_.cancel();
   kill_timer_.cancel();

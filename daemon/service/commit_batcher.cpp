@@ -5,18 +5,29 @@
 
 namespace conclave::service {
 
-Status CommitBatcher::Write(const std::function<Status()>& fn) {
-  if (broken()) {
-    return Unavailable("the store is refusing writes after a failed commit (" + broken_reason_ +
-                       "); free disk space or fix the database, then restart conclaved");
+Status CommitBatcher::Refusal() const {
+  switch (mode_) {
+    case Mode::kWriting:
+      return Status::Ok();
+    case Mode::kDiskFull:
+      return ResourceExhausted("store: the disk is full (" + reason_ +
+                               "); writes are refused until space is freed, then resume by "
+                               "themselves");
+    case Mode::kBroken:
+      return Unavailable("store: refusing writes after a failed commit whose outcome is unknown (" +
+                         reason_ + "); fix the disk or database, then restart conclaved");
   }
+  return Status::Ok();
+}
+
+Status CommitBatcher::Write(const std::function<Status()>& fn) {
+  if (mode_ != Mode::kWriting) return Refusal();
   try {
-    if (!open_) {
-      db_.Begin();
-      open_ = true;
+    if (!txn_.open()) {
+      txn_.Begin();
       boost::asio::post(io_, [this] { Flush(); });
     }
-    db_.Savepoint();
+    txn_.OpenSavepoint();
   } catch (const store::StoreError& e) {
     return Unavailable(std::string("store: ") + e.what());
   }
@@ -26,64 +37,106 @@ Status CommitBatcher::Write(const std::function<Status()>& fn) {
   try {
     result = fn();
   } catch (const store::StoreError& e) {
-    result = Internal(std::string("store: ") + e.what());
+    if (store::IsDiskFull(e)) {
+      EnterMode(Mode::kDiskFull, e.what());
+      result = Refusal();
+    } else {
+      result = Internal(std::string("store: ") + e.what());
+    }
   } catch (const std::exception& e) {
     result = Internal(std::string("internal error: ") + e.what());
   }
   try {
     if (result.ok()) {
-      db_.Release();
+      txn_.ReleaseSavepoint();
     } else {
-      db_.RollbackTo();
-      db_.Release();
+      txn_.RollbackSavepoint();
       pending_messages_.resize(messages_mark);
       after_commit_.resize(actions_mark);
     }
   } catch (const store::StoreError& e) {
-    broken_reason_ = e.what();
-    spdlog::critical("store savepoint failed: {}", e.what());
-    return Unavailable(std::string("store: ") + e.what());
+    EnterMode(Mode::kBroken, e.what());
+    return Refusal();
   }
   return result;
 }
 
 void CommitBatcher::AfterCommit(std::function<void(bool)> fn) {
-  if (!open_) {
-    fn(!broken());
+  if (!txn_.open()) {
+    fn(mode_ == Mode::kWriting);
     return;
   }
   after_commit_.push_back(std::move(fn));
 }
 
+void CommitBatcher::WhenWritable(std::function<void()> fn) {
+  if (mode_ == Mode::kBroken) return;
+  if (mode_ == Mode::kWriting) return fn();
+  when_writable_.push_back(std::move(fn));
+}
+
 void CommitBatcher::Flush() {
-  if (!open_) return;
-  bool ok = true;
-  try {
-    db_.Commit();
-    ++commits_;
-  } catch (const store::StoreError& e) {
-    ok = false;
-    broken_reason_ = e.what();
-    spdlog::critical("COMMIT failed, refusing further writes: {}", e.what());
-    try { db_.Rollback(); } catch (const store::StoreError&) {}
-  }
-  open_ = false;
-  auto messages = std::move(pending_messages_);
-  auto actions = std::move(after_commit_);
-  pending_messages_.clear();
-  after_commit_.clear();
-  try {
-    if (ok && !messages.empty()) publish_(messages);
-  } catch (const std::exception& e) {
-    spdlog::error("publishing committed events failed: {}", e.what());
-  }
-  for (auto& a : actions) {
+  if (txn_.open()) {
+    store::CommitResult r = txn_.Commit();
+    if (r.ok()) {
+      ++commits_;
+    } else if (r.outcome == store::CommitOutcome::kFull) {
+      spdlog::error("COMMIT failed, the disk is full; refusing writes until space returns: {}",
+                    r.error);
+      EnterMode(Mode::kDiskFull, r.error);
+    } else {
+      spdlog::critical("COMMIT failed with an unknown outcome, refusing further writes: {}",
+                       r.error);
+      EnterMode(Mode::kBroken, r.error);
+    }
+    bool ok = r.ok();
+    auto messages = std::move(pending_messages_);
+    auto actions = std::move(after_commit_);
+    pending_messages_.clear();
+    after_commit_.clear();
     try {
-      a(ok);
+      if (ok && !messages.empty()) publish_(messages);
     } catch (const std::exception& e) {
-      spdlog::error("after-commit action failed: {}", e.what());
+      spdlog::error("publishing committed events failed: {}", e.what());
+    }
+    for (auto& a : actions) {
+      try {
+        a(ok);
+      } catch (const std::exception& e) {
+        spdlog::error("after-commit action failed: {}", e.what());
+      }
     }
   }
+  if (mode_ == Mode::kWriting && !when_writable_.empty()) {
+    auto ready = std::move(when_writable_);
+    when_writable_.clear();
+    for (auto& fn : ready) fn();
+  }
+}
+
+void CommitBatcher::EnterMode(Mode mode, const std::string& reason) {
+  if (mode_ == mode || mode_ == Mode::kBroken) return;  // broken stays broken
+  mode_ = mode;
+  reason_ = reason;
+  if (mode == Mode::kDiskFull) ScheduleProbe();
+  if (mode == Mode::kWriting) probe_.reset();
+  if (on_mode_change_) on_mode_change_(mode);
+}
+
+void CommitBatcher::ScheduleProbe() {
+  probe_ = clock_.After(probe_interval_ms_, [this] { Probe(); });
+}
+
+void CommitBatcher::Probe() {
+  if (mode_ != Mode::kDiskFull) return;
+  std::string error;
+  if (txn_.open() || !txn_.ProbeWritable(&error)) {
+    ScheduleProbe();
+    return;
+  }
+  spdlog::info("the store takes writes again; resuming");
+  EnterMode(Mode::kWriting, "");
+  Flush();  // runs the writes that waited
 }
 
 }  // namespace conclave::service

@@ -1,71 +1,81 @@
-// Core: what every service shares — the loop, the config, the store and its repositories,
-// the commit batcher, the event bus and the loaded profiles. Owned by Daemon; loop thread only.
+// Core: what every service part shares — the loop, the clock, the config, the store and its
+// repositories, the commit batcher, the event bus, the loaded profiles, the launcher and the
+// helper pool for work that must not run on the loop. Owned by main (or a test); the parts
+// hold a reference. Loop thread only (the helper pool's threads touch none of it).
 #pragma once
 
 #include <boost/asio/io_context.hpp>
-#include <functional>
+#include <boost/asio/thread_pool.hpp>
+#include <map>
 #include <string>
 
+#include "common/clock.h"
 #include "config/config.h"
 #include "events/event_bus.h"
+#include "exec/command_runner.h"
+#include "exec/launcher.h"
 #include "exec/profile.h"
+#include "exec/redactor.h"
 #include "service/commit_batcher.h"
+#include "store/cooldown_store.h"
 #include "store/database.h"
 #include "store/dispatch_store.h"
 #include "store/gate_store.h"
 #include "store/handle_store.h"
 #include "store/message_store.h"
+#include "store/spend_store.h"
 #include "store/task_store.h"
 #include "store/terminal_store.h"
 
 namespace conclave::service {
 
+// A message the daemon itself sends (always from domain::kDaemonSender).
+struct Notice {
+  std::string to;  // "" = the coordinator
+  std::string type;
+  std::string priority = "normal";
+  int64_t task_id = 0, dispatch_id = 0;
+  std::string subject, body, payload;
+};
+
 struct Core {
-  Core(boost::asio::io_context& io_ctx, const config::Config& cfg, store::Database& database)
-      : io(io_ctx),
-        config(cfg),
-        db(database),
-        messages(database),
-        handles(database),
-        terminals(database),
-        tasks(database),
-        dispatches(database),
-        gates(database),
-        bus(io_ctx),
-        batcher(io_ctx, database, [this](const auto& ms) { bus.Publish(ms); }) {}
+  Core(boost::asio::io_context& io_ctx, const config::Config& cfg, store::Database& database,
+       Clock& clk, exec::Launcher& launch, exec::CommandRunner& cmds);
 
   boost::asio::io_context& io;
   const config::Config& config;
   store::Database& db;
+  Clock& clock;
+  exec::Launcher& launcher;
+  exec::CommandRunner& commands;
   store::MessageStore messages;
   store::HandleStore handles;
   store::TerminalStore terminals;
   store::TaskStore tasks;
   store::DispatchStore dispatches;
   store::GateStore gates;
+  store::CooldownStore cooldowns;
+  store::SpendStore spend;
   events::EventBus bus;
   CommitBatcher batcher;
   exec::ProfileSet profiles;
+  boost::asio::thread_pool helpers{2};  // git, big reads, version probes: off the loop
+  std::map<std::string, std::string> daemon_env;  // read once at start (exec::DaemonEnvironment)
+  exec::Redactor redactor;  // the daemon's standing secrets (exec::DaemonSecrets)
   int64_t started_ms = 0;
   std::string listener;
 
-  // Hooks installed by the dispatch service (messaging must not depend on it):
-  // validates a worker's own report (type worker_done with a dispatch token) and fills in the
-  // recipient when the worker gave none.
-  std::function<Status(domain::MessageRecord&, const std::string& token)> worker_report_hook;
-  // Liveness of the active dispatch of each task (for a Wait that timed out).
-  struct Liveness {
-    int64_t task_id = 0, dispatch_id = 0, last_output_age_ms = -1;
-    bool process_alive = false;
-    std::string state;
-  };
-  std::function<std::vector<Liveness>(const std::vector<int64_t>&)> liveness_hook;
-
   // Appends a message to the log and queues it for waiters (call inside batcher.Write).
   void Emit(domain::MessageRecord& m);
+  // Emits a message from the daemon (call inside batcher.Write).
+  void Notify(const Notice& n);
 
   // Family of a terminal's profile ("" when the profile is gone).
-  std::string FamilyOf(const store::TerminalRecord& t) const;
+  std::string FamilyOf(const domain::Terminal& t) const;
+  // STATE_DIR/dispatches/<id>.
+  std::string DispatchDir(int64_t id) const;
+  // The daemon's unix socket path (the listener as given when it is not a unix socket).
+  std::string SocketPath() const;
 };
 
 }  // namespace conclave::service

@@ -3,25 +3,18 @@
 #include <boost/asio/post.hpp>
 #include <regex>
 #include <sstream>
-#include <thread>
 
 #include "exec/child_process.h"
+#include "exec/launch_plan.h"
 #include "exec/profile.h"
-#include "exec/worktree_check.h"
-
-extern char** environ;
 
 namespace conclave::service {
 namespace {
 
-std::map<std::string, std::string> DaemonEnv() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string kv = *e;
-    auto eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  return env;
+// What the daemon would resolve at spawn, with placeholders for per-dispatch paths.
+exec::TemplateContext PlaceholderContext(const std::map<std::string, std::string>& env) {
+  return exec::TemplateContextFor(
+      env, {{"HOME", "~"}, {"TMPDIR", "/tmp"}, {"DISPATCH_DIR", "<dispatch>"}, {"CWD", "."}});
 }
 
 bool LooksLikeEndpoint(const std::string& key) {
@@ -65,10 +58,7 @@ ProfileCheck StaticCheck(const exec::Profile& p, const std::map<std::string, std
     }
     if (LooksLikeEndpoint(key)) {
       endpoint_seen = true;
-      exec::TemplateContext ctx;
-      ctx.environ = &env;
-      ctx.vars = {{"HOME", "~"}, {"TMPDIR", "/tmp"}, {"DISPATCH_DIR", "<dispatch>"}, {"CWD", "."}};
-      auto r = exec::ResolveTemplate(text, key, ctx);
+      auto r = exec::ResolveTemplate(text, key, PlaceholderContext(env));
       if (r.ok()) c.ok.push_back("endpoint " + key + " = " + r->value);
     }
   };
@@ -78,10 +68,7 @@ ProfileCheck StaticCheck(const exec::Profile& p, const std::map<std::string, std
     if (content.find("base_url") == std::string::npos) continue;
     endpoint_seen = true;
     // Show the configured endpoint line of a generated config file (never a key).
-    exec::TemplateContext ctx;
-    ctx.environ = &env;
-    ctx.vars = {{"HOME", "~"}, {"TMPDIR", "/tmp"}, {"DISPATCH_DIR", "<dispatch>"}, {"CWD", "."}};
-    auto r = exec::ResolveTemplate(content, "config", ctx);
+    auto r = exec::ResolveTemplate(content, "config", PlaceholderContext(env));
     if (!r.ok()) continue;
     std::istringstream lines(r->value);
     for (std::string line; std::getline(lines, line);) {
@@ -92,46 +79,46 @@ ProfileCheck StaticCheck(const exec::Profile& p, const std::map<std::string, std
   return c;
 }
 
+std::vector<std::string> VersionArgv(const exec::Profile& p, const ProfileCheck& c) {
+  std::vector<std::string> argv;
+  if (c.program_path.empty() || p.type != "cli") return argv;
+  if (p.version_command.empty()) return {c.program_path, "--version"};
+  std::istringstream in(p.version_command);
+  for (std::string w; in >> w;) argv.push_back(w);
+  return argv;
+}
+
 }  // namespace
 
-void RunDoctor(Core& core, Done<std::vector<ProfileCheck>> done) {
-  auto env = DaemonEnv();
+void Doctor::Run(Done<std::vector<ProfileCheck>> done) {
   std::vector<ProfileCheck> checks;
   std::vector<std::vector<std::string>> version_argv;
-  for (const auto& p : core.profiles.profiles) {
-    ProfileCheck c = StaticCheck(p, env);
-    std::vector<std::string> argv;
-    if (!c.program_path.empty() && p.type == "cli") {
-      if (!p.version_command.empty()) {
-        std::istringstream in(p.version_command);
-        for (std::string w; in >> w;) argv.push_back(w);
-      } else {
-        argv = {c.program_path, "--version"};
-      }
-    }
-    version_argv.push_back(argv);
+  for (const auto& p : core_.profiles.profiles) {
+    ProfileCheck c = StaticCheck(p, core_.daemon_env);
+    version_argv.push_back(VersionArgv(p, c));
     checks.push_back(std::move(c));
   }
-  auto& io = core.io;
-  std::thread([&io, checks = std::move(checks), version_argv, done = std::move(done)]() mutable {
+  // Version probes run CLIs (some take seconds to start): on the helper pool, never the loop.
+  auto& io = core_.io;
+  auto& commands = core_.commands;
+  boost::asio::post(core_.helpers, [&io, &commands, checks = std::move(checks), version_argv,
+                                    done = std::move(done)]() mutable {
     for (size_t i = 0; i < checks.size(); ++i) {
       if (version_argv[i].empty()) continue;
-      std::string out;
-      int rc = exec::RunSync(version_argv[i], "/tmp", &out, 15000);
-      auto nl = out.find('\n');
-      if (nl != std::string::npos) out.resize(nl);
-      if (rc == 0 && !out.empty()) {
+      exec::CommandResult r = commands.Run(version_argv[i], "/tmp", 15000);
+      std::string out = r.out.substr(0, r.out.find('\n'));
+      if (r.exit_code == 0 && !out.empty()) {
         checks[i].version = out;
       } else {
         checks[i].problems.push_back(checks[i].program + " --version failed (exit " +
-                                     std::to_string(rc) + ")");
+                                     std::to_string(r.exit_code) + ")");
         checks[i].fixes.push_back("reinstall the CLI; check it runs on this Node.js version");
       }
     }
     boost::asio::post(io, [checks = std::move(checks), done = std::move(done)]() mutable {
       done(std::move(checks));
     });
-  }).detach();
+  });
 }
 
 }  // namespace conclave::service

@@ -1,14 +1,15 @@
 // Doctor: checks each profile the way the daemon will spawn it — the CLI on the daemon's PATH
 // (and its version), credential variables present (never printed), endpoint configured — and
-// says how to fix what is not ready. Version probes run on a helper thread so the loop never
-// blocks on a slow CLI.
+// says how to fix what is not ready — with the environment and template rules the launcher uses
+// (exec/launch_plan). Version probes run on the helper pool so the loop never blocks on a slow
+// CLI. Loop thread only.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "service/core.h"
-#include "service/messaging_service.h"
+#include "service/write_then.h"
 
 namespace conclave::service {
 
@@ -18,7 +19,14 @@ struct ProfileCheck {
   bool ready() const { return problems.empty(); }
 };
 
-// Completes done on the loop thread.
-void RunDoctor(Core& core, Done<std::vector<ProfileCheck>> done);
+class Doctor {
+ public:
+  explicit Doctor(Core& core) : core_(core) {}
+  // Completes done on the loop thread.
+  void Run(Done<std::vector<ProfileCheck>> done);
+
+ private:
+  Core& core_;
+};
 
 }  // namespace conclave::service

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "service/core.h"
+#include "service/ports.h"
+#include "service/write_then.h"
 
 namespace conclave::service {
 
@@ -16,6 +18,7 @@ struct SendInput {
   std::string to;  // handle or group address; may be empty for a worker's own worker_done
   domain::MessageRecord message;
   std::string dispatch_token;
+  domain::Caller caller;  // who asked (the api fills it from the kernel's word)
 };
 
 struct SendResult {
@@ -24,6 +27,7 @@ struct SendResult {
 };
 
 struct WaitInput {
+  domain::Caller caller;
   domain::MessageFilter filter;
   int64_t after_seq = 0;
   bool from_now = false;
@@ -35,15 +39,17 @@ struct WaitResult {
   std::vector<domain::MessageRecord> messages;
   int64_t cursor = 0;
   bool timed_out = false;
-  std::vector<Core::Liveness> liveness;
+  std::vector<Liveness> liveness;
 };
-
-template <typename T>
-using Done = std::function<void(StatusOr<T>)>;
 
 class MessagingService {
  public:
   explicit MessagingService(Core& core) : core_(core) {}
+  void Connect(WorkerReportCheck* reports, RunControl* runs, RefusalLog* refusals) {
+    reports_ = reports;
+    runs_ = runs;
+    refusals_ = refusals;
+  }
 
   // Creates the built-in "coordinator" handle if missing (startup).
   void EnsureBuiltinHandles();
@@ -51,16 +57,33 @@ class MessagingService {
   void RegisterHandle(const std::string& name, Done<store::HandleRecord> done);
   std::vector<store::HandleRecord> ListHandles();
   void Send(SendInput in, Done<SendResult> done);
-  void Check(const std::string& handle, const std::vector<std::string>& types, bool peek,
-             int limit, Done<std::vector<domain::MessageRecord>> done);
-  void Reply(int64_t seq, const std::string& from, domain::MessageRecord reply,
-             Done<SendResult> done);
-  StatusOr<std::vector<domain::MessageRecord>> Inbox(const domain::MessageFilter& filter,
-                                                      int limit);
+  void Check(const domain::Caller& caller, const std::string& handle,
+             const std::vector<std::string>& types, bool peek, int limit,
+             Done<std::vector<domain::MessageRecord>> done);
+  void Reply(const domain::Caller& caller, int64_t seq, const std::string& from,
+             domain::MessageRecord reply, Done<SendResult> done);
+  StatusOr<std::vector<domain::MessageRecord>> Inbox(const domain::Caller& caller,
+                                                      domain::MessageFilter filter, int limit);
   // Completes done at once when something matches, else when a match commits or at timeout.
   // Returns a waiter id for CancelWait (0 when already completed).
   uint64_t Wait(const WaitInput& in, Done<WaitResult> done);
   void CancelWait(uint64_t id) { core_.bus.CancelWaiter(id); }
+
+  // Watch: the committed backlog after a cursor, a page at a time, then live delivery of every
+  // matching message (the callback returns false to stop). Read the last page and subscribe in
+  // the same loop turn and nothing falls in between.
+  StatusOr<std::vector<domain::MessageRecord>> Backlog(const domain::MessageFilter& filter,
+                                                       int64_t after_seq, int limit);
+  uint64_t Subscribe(const domain::MessageFilter& filter, int64_t after_seq,
+                     events::EventBus::WatchCallback cb) {
+    return core_.bus.AddWatcher(filter, after_seq, std::move(cb));
+  }
+  void Unsubscribe(uint64_t id) { core_.bus.RemoveWatcher(id); }
+  // The highest committed sequence number: a cursor that misses nothing after it.
+  int64_t LastSeq() const { return core_.bus.last_seq(); }
+  // Runs fn(ok) once what this loop turn wrote has committed (reads answer after it, so no
+  // client sees a write that could still roll back).
+  void AfterCommit(std::function<void(bool)> fn) { core_.batcher.AfterCommit(std::move(fn)); }
 
   // Resolves an address to recipient handles (NOT_FOUND for unknown/empty, never dropped).
   StatusOr<std::vector<std::string>> ResolveAddress(const std::string& address,
@@ -68,30 +91,15 @@ class MessagingService {
 
  private:
   Status ValidateFilter(const domain::MessageFilter& f);
+  // Inside a write: a worker's message is bound to its own dispatch (sender = its terminal,
+  // recipient = its dispatch's coordinator) or refused; nobody else may send as the daemon.
+  Status BindSender(SendInput& in, bool is_reply);
+  // A worker reads only what is addressed to its own handle.
+  Status BindReader(const domain::Caller& caller, domain::Rpc rpc, std::string& to);
   Core& core_;
+  RefusalLog* refusals_ = nullptr;
+  WorkerReportCheck* reports_ = nullptr;
+  RunControl* runs_ = nullptr;
 };
-
-// Runs fn as a write and calls done with its value after the commit.
-template <typename T>
-void WriteThen(Core& core, const std::function<StatusOr<T>()>& fn, Done<T> done) {
-  std::optional<T> value;
-  Status s = core.batcher.Write([&]() -> Status {
-    StatusOr<T> r = fn();
-    if (!r.ok()) return r.status();
-    value = std::move(r.value());
-    return Status::Ok();
-  });
-  if (!s.ok()) {
-    done(s);
-    return;
-  }
-  core.batcher.AfterCommit([v = std::move(*value), done = std::move(done), &core](bool ok) mutable {
-    if (!ok) {
-      done(Unavailable("the change could not be committed: " + core.batcher.broken_reason()));
-    } else {
-      done(std::move(v));
-    }
-  });
-}
 
 }  // namespace conclave::service

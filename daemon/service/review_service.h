@@ -1,10 +1,7 @@
-// ReviewService: cross-family adversarial review. Every reviewer round is a real task
-// dispatched to a worker terminal of the reviewer's profile; when its dispatch finishes the
-// round's findings are parsed (structured output, else a fenced json block), and the review
-// advances: parallel lines wait for each other; a debate alternates same-source primary and
-// foreign challengers until the domain rules say converged / no_movement / cap_reached. The
-// verdict is fail-closed (domain/reconcile.h): a crashed, timed-out or missing reviewer is
-// gate-absent, never APPROVED. Loop thread only.
+// ReviewService: cross-family adversarial review as the API sees it — start (idempotent by
+// key; the Strong-per-session guard is an atomic claim), show, list, wait for a verdict (a
+// long-poll answered when the verdict commits), re-gate a new revision, and the Phase-0
+// report. The rounds themselves run in ReviewRounds. Loop thread only.
 #pragma once
 
 #include <boost/asio/steady_timer.hpp>
@@ -13,11 +10,12 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "domain/review_policy.h"
+#include "domain/review_record.h"
 #include "service/core.h"
-#include "service/messaging_service.h"
-#include "service/task_service.h"
+#include "service/review_report.h"
+#include "service/review_rounds.h"
+#include "service/write_then.h"
 #include "store/review_store.h"
 
 namespace conclave::service {
@@ -32,54 +30,46 @@ struct StartReviewInput {
 };
 
 struct ReviewView {
-  store::ReviewRecord review;
-  std::vector<store::RoundRecordRow> rounds;
+  domain::Review review;
+  std::vector<domain::ReviewRound> rounds;
   double cost_usd = 0;
 };
 
-class ReviewService {
+class ReviewService : public ReviewFinished {
  public:
-  ReviewService(Core& core, MessagingService& messaging, TaskService& tasks);
+  ReviewService(Core& core, store::ReviewStore& store, ReviewRounds& rounds)
+      : core_(core), store_(store), rounds_(rounds), report_(core, store) {}
 
   void Start(StartReviewInput in, Done<ReviewView> done);
   StatusOr<ReviewView> Get(int64_t id);
   std::vector<ReviewView> List(int limit);
   void Wait(int64_t id, int64_t timeout_ms, Done<ReviewView> done);
   void Regate(int64_t id, std::string artifact, Done<ReviewView> done);
-  nlohmann::json Report(int64_t since_ms);
+  ReportView Report(int64_t since_ms) { return report_.Build(since_ms); }
 
-  // Called by the task service after a dispatch's outcome committed.
-  void OnDispatchFinished(const store::DispatchRecord& d);
-  // Startup: advance reviews whose round tasks finished while the daemon was down.
-  void Resume();
+  void OnReviewFinished(int64_t review_id) override { WakeWaiters(review_id); }
   // Shutdown: answer every pending review wait now (with the review as it stands).
   void ExpireWaiters();
+  size_t waiter_count() const;
 
  private:
   struct Waiter {
     Done<ReviewView> done;
-    std::unique_ptr<boost::asio::steady_timer> timer;
+    std::shared_ptr<Alarm> alarm;
   };
 
-  Status LaunchRound(store::ReviewRecord& r, int round, const std::string& role,
-                     const std::string& profile, const std::string& family, int retry,
-                     std::vector<int64_t>* to_dispatch);
-  void DispatchRounds(const std::vector<int64_t>& task_ids);
-  void CheckRound(store::RoundRecordRow round);
-  Status Advance(store::ReviewRecord& r, std::vector<int64_t>* to_dispatch);
-  void Finalize(store::ReviewRecord& r, const std::string& verdict,
-                const std::string& termination, const std::string& reason,
-                const nlohmann::json& findings, bool escalate);
-  std::string RoundBrief(const store::ReviewRecord& r, int round, const std::string& role,
-                         const std::vector<store::RoundRecordRow>& prior);
-  std::string EnsureTerminal(const std::string& profile);
-  ReviewView View(const store::ReviewRecord& r);
+  Status Validate(StartReviewInput& in, domain::ReviewMode* mode);
+  StatusOr<domain::ReviewPlan> Plan(const StartReviewInput& in, domain::ReviewMode mode, int cap);
+  Status Begin(domain::Review& r, domain::ReviewMode mode, const domain::ReviewPlan& plan,
+               std::vector<int64_t>* to_dispatch);
+  void AnswerAfterCommit(int64_t id, const std::string& what, Done<ReviewView> done);
+  ReviewView View(const domain::Review& r);
   void WakeWaiters(int64_t id);
 
   Core& core_;
-  MessagingService& messaging_;
-  TaskService& tasks_;
-  store::ReviewStore store_;
+  store::ReviewStore& store_;
+  ReviewRounds& rounds_;
+  ReviewReport report_;
   std::map<int64_t, std::vector<std::shared_ptr<Waiter>>> waiters_;
 };
 

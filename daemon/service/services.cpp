@@ -1,8 +1,50 @@
 #include "service/services.h"
 
-#include "common/clock.h"
+#include <unistd.h>
+
+#include "store/migrations.h"
 
 namespace conclave::service {
+
+Services::Services(Core& c)
+    : core(c),
+      review_store(c.db),
+      messaging(c),
+      terminals(c),
+      tasks(c),
+      budgets(c),
+      scheduler(c, messaging, tasks, terminals, budgets),
+      gates(c, tasks),
+      completion(c, scheduler, tasks, terminals),
+      runs(c, completion),
+      reports(c),
+      recovery(c, scheduler, terminals),
+      callers(c, runs),
+      review_rounds(c, review_store, scheduler, terminals, gates),
+      reviews(c, review_store, review_rounds),
+      doctor(c) {
+  messaging.Connect(&reports, &runs, &callers);
+  terminals.Connect(&runs);
+  tasks.Connect(&runs, &callers);
+  scheduler.Connect(&runs);
+  gates.Connect(&scheduler);
+  completion.AddListener(&review_rounds);
+  review_rounds.Connect(&reviews);
+}
+
+void Services::Start() {
+  messaging.EnsureBuiltinHandles();
+  core.batcher.Flush();
+  recovery.Run();
+  review_rounds.Resume();
+}
+
+void Services::Stop(std::function<void()> done) {
+  scheduler.Stop();
+  core.bus.ExpireAll();
+  reviews.ExpireWaiters();
+  runs.StopAll(std::move(done));
+}
 
 std::map<std::string, int64_t> Services::Counts() {
   std::map<std::string, int64_t> c;
@@ -11,31 +53,52 @@ std::map<std::string, int64_t> Services::Counts() {
   c["unread"] = core.messages.CountUnread();
   c["terminals"] = core.terminals.CountOpen();
   for (const auto& [status, n] : core.tasks.CountByStatus()) c["tasks_" + status] = n;
-  c["dispatches_running"] = core.dispatches.CountInState("running");
-  c["dispatches_queued"] = core.dispatches.CountInState("queued");
+  c["dispatches_running"] = core.dispatches.CountInState(domain::DispatchState::kRunning);
+  c["dispatches_queued"] = core.dispatches.CountInState(domain::DispatchState::kQueued);
   c["waiters"] = static_cast<int64_t>(core.bus.waiter_count());
   c["watchers"] = static_cast<int64_t>(core.bus.watcher_count());
+  c["review_waiters"] = static_cast<int64_t>(reviews.waiter_count());
   c["profiles"] = static_cast<int64_t>(core.profiles.profiles.size());
   c["commits"] = core.batcher.commits();
   c["wal_checkpoints"] = core.db.checkpoints();
   return c;
 }
 
-std::vector<Services::SpendLine> Services::SpendLines() {
-  std::vector<SpendLine> out;
-  int64_t now = NowMs();
-  int64_t day_start = now - now % (24 * 3600 * 1000LL);
-  std::map<std::string, double> by_family;
-  for (const auto& [f, spent] : core.dispatches.SpendByFamilySince(day_start)) by_family[f] = spent;
-  for (const auto& [f, cap] : core.config.budgets.per_family_daily_usd) by_family.emplace(f, 0);
-  for (const auto& [f, spent] : by_family) {
-    auto it = core.config.budgets.per_family_daily_usd.find(f);
-    out.push_back({"family:" + f + ":today", spent,
-                   it == core.config.budgets.per_family_daily_usd.end() ? 0 : it->second});
+StatusView Services::Status() {
+  StatusView s;
+  s.version = CONCLAVE_VERSION;
+  s.uptime_ms = core.clock.NowMs() - core.started_ms;
+  s.pid = getpid();
+  s.state_dir = core.config.state_dir;
+  s.database_path = core.config.database_path;
+  s.listener = core.listener;
+  s.last_seq = core.bus.last_seq();
+  s.schema_version = store::CurrentSchemaVersion(core.db);
+  s.profiles_dir = core.config.profiles_dir;
+  s.counts = Counts();
+  for (const auto& c : scheduler.Cooldowns()) s.cooldowns.push_back({c.profile, c.until_ms, c.reason});
+  s.spend = budgets.Lines();
+  return s;
+}
+
+std::vector<ProfileView> Services::Profiles() {
+  auto cooldowns = scheduler.Cooldowns();
+  std::vector<ProfileView> out;
+  for (const auto& p : core.profiles.profiles) {
+    ProfileView v{p.name, p.family, p.type, p.brief, p.parser, p.source_file, p.template_name,
+                  p.command, p.timeout_s, p.idle_timeout_s, p.max_concurrent,
+                  core.dispatches.CountRunningForProfile(p.name), p.isolate_home, 0};
+    for (const auto& c : cooldowns) {
+      if (c.profile == p.name) v.cooldown_until_ms = c.until_ms;
+    }
+    out.push_back(std::move(v));
   }
-  for (const auto& [session, spent] : core.tasks.SpendBySession()) {
-    out.push_back({"session:" + session, spent, core.config.budgets.per_session_usd});
-  }
+  return out;
+}
+
+std::vector<ProfileErrorView> Services::ProfileErrors() {
+  std::vector<ProfileErrorView> out;
+  for (const auto& e : core.profiles.errors) out.push_back({e.file, e.field, e.error});
   return out;
 }
 

@@ -1,32 +1,92 @@
-// Services: the composition of every use-case service over one Core. The api layer holds a
-// reference and posts each RPC onto the loop that owns it.
+// Services: the composition of every service part over one Core, wired once (the parts reach
+// each other through the small interfaces in ports.h), plus the read-only views the API maps
+// (daemon status, profiles). The api layer holds a reference and posts each RPC onto the loop
+// that owns it. Loop thread only.
 #pragma once
 
-#include <memory>
+#include <map>
+#include <string>
+#include <vector>
 
+#include "service/budget_guard.h"
+#include "service/callers.h"
 #include "service/core.h"
+#include "service/dispatch_scheduler.h"
+#include "service/doctor.h"
+#include "service/gate_service.h"
 #include "service/messaging_service.h"
+#include "service/recovery.h"
+#include "service/review_rounds.h"
 #include "service/review_service.h"
+#include "service/run_completion.h"
+#include "service/run_supervisor.h"
 #include "service/task_service.h"
+#include "service/terminal_service.h"
+#include "service/worker_reports.h"
+#include "store/review_store.h"
 
 namespace conclave::service {
 
+struct CooldownView {
+  std::string profile;
+  int64_t until_ms = 0;
+  std::string reason;
+};
+
+struct ProfileView {
+  std::string name, family, type, brief, parser, source_file, template_name;
+  std::vector<std::string> command;
+  int timeout_s = 0, idle_timeout_s = 0, max_concurrent = 0, running = 0;
+  bool isolate_home = false;
+  int64_t cooldown_until_ms = 0;
+};
+
+struct ProfileErrorView {
+  std::string file, field, error;
+};
+
+struct StatusView {
+  std::string version, state_dir, database_path, listener, profiles_dir, store_mode;
+  int64_t uptime_ms = 0, pid = 0, last_seq = 0;
+  int schema_version = 0;
+  std::map<std::string, int64_t> counts;
+  std::vector<CooldownView> cooldowns;
+  std::vector<BudgetGuard::Line> spend;
+};
+
 struct Services {
-  explicit Services(Core& c) : core(c), messaging(c), tasks(c, messaging), reviews(c, messaging, tasks) {}
+  explicit Services(Core& c);
+
   Core& core;
+  store::ReviewStore review_store;
   MessagingService messaging;
+  TerminalService terminals;
   TaskService tasks;
+  BudgetGuard budgets;
+  DispatchScheduler scheduler;
+  GateService gates;
+  RunCompletion completion;
+  RunSupervisor runs;
+  WorkerReports reports;
+  Recovery recovery;
+  Callers callers;
+  ReviewRounds review_rounds;
   ReviewService reviews;
+  Doctor doctor;
 
-  // Counts for GetStatus.
+  // Startup, before serving: built-in handles, crash recovery, reviews that advanced offline.
+  void Start();
+  // Shutdown: refuse new work, answer pending waits, stop every worker; done when recorded.
+  void Stop(std::function<void()> done);
+
+  StatusView Status();
+  std::vector<ProfileView> Profiles();
+  std::vector<ProfileErrorView> ProfileErrors();
+  // The last committed sequence number (a safe cursor).
+  int64_t LastSeq() const { return core.bus.last_seq(); }
+
+ private:
   std::map<std::string, int64_t> Counts();
-
-  struct SpendLine {
-    std::string cap;
-    double spent = 0, cap_usd = 0;
-  };
-  // Spend against every configured cap (today's family caps, sessions), for GetStatus.
-  std::vector<SpendLine> SpendLines();
 };
 
 }  // namespace conclave::service

@@ -123,7 +123,14 @@ Database::~Database() {
   sqlite3_close_v2(db_);  // the last connection folds the WAL in and removes it
 }
 
+void Database::MaybeInjectFault(std::string_view sql) {
+  if (!fault_hook_) return;
+  int rc = fault_hook_(sql);
+  if (rc != SQLITE_OK) throw StoreError(rc, std::string(sql) + ": " + sqlite3_errstr(rc) + " (injected)");
+}
+
 void Database::Exec(std::string_view sql) {
+  MaybeInjectFault(sql);
   std::string s(sql);
   char* err = nullptr;
   int rc = sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err);
@@ -135,6 +142,7 @@ void Database::Exec(std::string_view sql) {
 }
 
 Statement Database::Prepare(std::string_view sql) {
+  MaybeInjectFault(sql);
   auto it = cache_.find(sql);
   if (it != cache_.end() && !it->second.idle.empty()) {
     sqlite3_stmt* stmt = it->second.idle.back();

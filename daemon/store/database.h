@@ -6,14 +6,19 @@
 // SQLite's automatic WAL checkpoint is off: a WalCheckpointer on its own connection and
 // thread folds the WAL back into the database, so no COMMIT on the loop pays for it.
 // Statement: a prepared statement with positional binds (1-based) and column reads (0-based).
-// Errors surface as StoreError exceptions inside store/; repositories turn them into Status
-// before they leave the layer.
+// Errors surface as StoreError exceptions, thrown by repositories. They never cross the service
+// layer: every read and write the services make runs inside the commit batcher
+// (service/commit_batcher) or a request handler that turns a StoreError into a Status — the
+// store's own Transaction (store/transaction.h) classifies a failed COMMIT.
+// Fault injection for tests: a hook consulted before every statement (and COMMIT) runs;
+// returning an SQLite error code makes that statement fail with it.
 #pragma once
 
 #include <sqlite3.h>
 
 #include <cstdint>
 #include <memory>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -124,13 +129,19 @@ class Database {
   // WAL checkpoints completed by the background checkpointer.
   int64_t checkpoints() const;
 
+  // Test-only: `hook(sql)` runs before each Exec and Prepare; a non-zero SQLite code makes
+  // that statement fail with it (StoreError). Pass nullptr to remove it.
+  using FaultHook = std::function<int(std::string_view sql)>;
+  void SetFaultHookForTest(FaultHook hook) { fault_hook_ = std::move(hook); }
+
  private:
   struct Hash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   void RunCached(std::string_view sql);
-
+  void MaybeInjectFault(std::string_view sql);
+  FaultHook fault_hook_;
   sqlite3* db_ = nullptr;
   std::string path_;
   // Node-based: a slot's address stays valid while Statements point at it.

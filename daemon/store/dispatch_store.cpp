@@ -1,6 +1,7 @@
 #include "store/dispatch_store.h"
 
 #include "store/counters.h"
+#include "store/state_columns.h"
 
 namespace conclave::store {
 namespace {
@@ -20,7 +21,7 @@ DispatchRecord ReadRow(const Statement& st) {
   d.terminal = st.Text(3);
   d.profile = st.Text(4);
   d.family = st.Text(5);
-  d.state = st.Text(6);
+  d.state = DispatchStateColumn(st.Text(6));
   d.attempt = static_cast<int>(st.Int(7));
   d.op_retries = static_cast<int>(st.Int(8));
   d.coordinator = st.Text(9);
@@ -50,7 +51,7 @@ DispatchRecord ReadRow(const Statement& st) {
 
 void BindAll(Statement& st, const DispatchRecord& d) {
   st.Bind(1, d.task_id).Bind(2, d.target).Bind(3, d.terminal).Bind(4, d.profile);
-  st.Bind(5, d.family).Bind(6, d.state).Bind(7, d.attempt).Bind(8, d.op_retries);
+  st.Bind(5, d.family).Bind(6, Text(d.state)).Bind(7, d.attempt).Bind(8, d.op_retries);
   st.Bind(9, d.coordinator).Bind(10, d.token).Bind(11, d.pid).Bind(12, d.proc_start);
   st.Bind(13, d.created_ms).Bind(14, d.not_before_ms).Bind(15, d.started_ms);
   st.Bind(16, d.finished_ms).Bind(17, d.deadline_ms).Bind(18, d.last_output_ms);
@@ -119,10 +120,10 @@ std::vector<DispatchRecord> DispatchStore::ForTask(int64_t task_id) {
   return out;
 }
 
-std::vector<DispatchRecord> DispatchStore::InState(const std::string& state) {
+std::vector<DispatchRecord> DispatchStore::InState(domain::DispatchState state) {
   static const std::string kSql = std::string(kSelect) + " WHERE state = ? ORDER BY id";
   auto st = db_.Prepare(kSql);
-  st.Bind(1, state);
+  st.Bind(1, Text(state));
   std::vector<DispatchRecord> out;
   while (st.Step()) out.push_back(ReadRow(st));
   return out;
@@ -137,8 +138,10 @@ std::optional<DispatchRecord> DispatchStore::LatestForTerminal(const std::string
   return ReadRow(st);
 }
 
-int64_t DispatchStore::CountInState(const std::string& state) {
-  return ReadCounter(db_, "dispatches_" + state);
+std::vector<DispatchRecord> DispatchStore::InState(domain::DispatchState state) {
+  static const std::string kSql = std::string(kSelect) + " WHERE state = ? ORDER BY id";
+  auto st = db_.Prepare(kSql);
+  st.Bind(1, Text(state));
 }
 
 int DispatchStore::CountRunningForProfile(const std::string& profile) {
@@ -161,18 +164,6 @@ double DispatchStore::FamilySpendSince(const std::string& family, int64_t since_
   st.Bind(1, family).Bind(2, since_ms);
   st.Step();
   return st.Real(0);
-}
-
-std::vector<std::pair<std::string, double>> DispatchStore::SpendByFamilySince(int64_t since_ms) {
-  // Only the window's rows; left alone, the planner walks all of dispatches_family to save
-  // the GROUP BY a sort.
-  auto st = db_.Prepare(
-      "SELECT family, COALESCE(SUM(cost_usd), 0) FROM dispatches INDEXED BY dispatches_created "
-      "WHERE created_ms >= ? AND family != '' GROUP BY family ORDER BY family");
-  st.Bind(1, since_ms);
-  std::vector<std::pair<std::string, double>> out;
-  while (st.Step()) out.emplace_back(st.Text(0), st.Real(1));
-  return out;
 }
 
 }  // namespace conclave::store

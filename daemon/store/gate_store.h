@@ -6,20 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "domain/gate.h"
 #include "store/database.h"
 
 namespace conclave::store {
 
-struct GateRecord {
-  int64_t id = 0;
-  int64_t task_id = 0;
-  int64_t review_id = 0;
-  std::string question;
-  std::string options = "[]";  // JSON array
-  std::string status = "open";  // open | resolved
-  std::string decision;
-  int64_t created_ms = 0, resolved_ms = 0;
-};
+using GateRecord = domain::Gate;
 
 class GateStore {
  public:

@@ -6,16 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "domain/gate.h"
 #include "store/database.h"
 
 namespace conclave::store {
 
-struct HandleRecord {
-  std::string name;
-  std::string kind;  // handle | terminal | coordinator
-  int64_t created_ms = 0;
-  bool closed = false;
-};
+using HandleRecord = domain::Handle;
 
 class HandleStore {
  public:

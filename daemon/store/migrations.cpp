@@ -1,5 +1,7 @@
 #include "store/migrations.h"
 
+#include <algorithm>
+
 #include "common/clock.h"
 
 namespace conclave::store {
@@ -10,34 +12,37 @@ void EnsureVersionTable(Database& db) {
       "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
       "name TEXT NOT NULL, applied_ms INTEGER NOT NULL);");
 }
-
-// The authoritative version: the newest recorded migration (0 for a fresh database).
-int RecordedVersion(Database& db) {
-  auto exists = db.Prepare(
-      "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'");
-  exists.Step();
-  if (exists.Int(0) == 0) return 0;
-  auto st = db.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
-  st.Step();
-  return static_cast<int>(st.Int(0));
-}
-
 }  // namespace
 
 int CurrentSchemaVersion(Database& db) {
-  // GetStatus asks on every call: PRAGMA user_version reads the database header only.
-  // ApplyMigrations keeps it equal to the recorded version (0 until a build that sets it ran).
-  auto st = db.Prepare("PRAGMA user_version");
-  st.Step();
-  int v = static_cast<int>(st.Int(0));
-  return v > 0 ? v : RecordedVersion(db);
+  // GetStatus asks on every call: one cached statement (MAX of the rowid is a single seek).
+  // A fresh database has no table yet: the compile fails, and only then is nothing cached.
+  try {
+    auto st = db.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+    st.Step();
+    return static_cast<int>(st.Int(0));
+  } catch (const StoreError& e) {
+    if (std::string_view(e.what()).find("no such table") != std::string_view::npos) return 0;
+    throw;
+  }
 }
 
-StatusOr<int> ApplyMigrations(Database& db, const std::vector<Migration>& migrations) {
+StatusOr<int> ApplyMigrations(Database& db, const std::vector<Migration>& given) {
+  // Applied in version order whatever order they come in; a version twice is a build error.
+  std::vector<Migration> migrations = given;
+  std::sort(migrations.begin(), migrations.end(),
+            [](const Migration& a, const Migration& b) { return a.version < b.version; });
+  for (size_t i = 1; i < migrations.size(); ++i) {
+    if (migrations[i].version == migrations[i - 1].version) {
+      return InvalidArgument("migrations: version " + std::to_string(migrations[i].version) +
+                             " appears twice (" + migrations[i - 1].name + ", " +
+                             migrations[i].name + ")");
+    }
+  }
   int current;
   try {
     EnsureVersionTable(db);
-    current = RecordedVersion(db);
+    current = CurrentSchemaVersion(db);
   } catch (const StoreError& e) {
     return Internal(std::string("reading schema version: ") + e.what());
   }
@@ -59,7 +64,6 @@ StatusOr<int> ApplyMigrations(Database& db, const std::vector<Migration>& migrat
           .Bind(2, m.name)
           .Bind(3, NowMs())
           .Run();
-      db.Exec("PRAGMA user_version = " + std::to_string(m.version));  // in the transaction
       db.Commit();
       current = m.version;
     } catch (const StoreError& e) {
@@ -67,19 +71,6 @@ StatusOr<int> ApplyMigrations(Database& db, const std::vector<Migration>& migrat
       return Internal("migration " + std::to_string(m.version) + "_" + m.name +
                       " failed: " + e.what());
     }
-  }
-  try {
-    int64_t header = 0;
-    {
-      auto st = db.Prepare("PRAGMA user_version");
-      st.Step();
-      header = st.Int(0);
-    }
-    if (header != current) {  // written by a build that did not set it
-      db.Exec("PRAGMA user_version = " + std::to_string(current));
-    }
-  } catch (const StoreError& e) {
-    return Internal(std::string("recording schema version: ") + e.what());
   }
   return current;
 }

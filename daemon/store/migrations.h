@@ -20,8 +20,9 @@ struct Migration {
 // All migrations known to this build, ascending by version (generated file).
 const std::vector<Migration>& EmbeddedMigrations();
 
-// Applies the pending ones. Returns the resulting schema version, or an error that names the
-// problem (newer database, failing migration).
+// Applies the pending ones in version order (whatever order they are given in). Returns the
+// resulting schema version, or an error that names the problem (newer database, a version
+// given twice, a failing migration).
 StatusOr<int> ApplyMigrations(Database& db, const std::vector<Migration>& migrations);
 
 // The version recorded in the database (0 for a fresh one).

@@ -1,5 +1,7 @@
 #include "store/review_store.h"
 
+#include "store/state_columns.h"
+
 namespace conclave::store {
 namespace {
 
@@ -17,7 +19,7 @@ ReviewRecord ReadReview(const Statement& st) {
   r.artifact = st.Text(4);
   r.artifact_sha = st.Text(5);
   r.revision = static_cast<int>(st.Int(6));
-  r.status = st.Text(7);
+  r.status = ReviewStatusColumn(st.Text(7));
   r.verdict = st.Text(8);
   r.termination = st.Text(9);
   r.reason = st.Text(10);
@@ -49,7 +51,7 @@ RoundRecordRow ReadRound(const Statement& st) {
   r.profile = st.Text(5);
   r.family = st.Text(6);
   r.task_id = st.Int(7);
-  r.state = st.Text(8);
+  r.state = RoundStateColumn(st.Text(8));
   r.findings = st.Text(9);
   r.malformed = static_cast<int>(st.Int(10));
   r.error = st.Text(11);
@@ -82,7 +84,7 @@ int64_t ReviewStore::Insert(const ReviewRecord& r) {
       "plan, budget_usd, gate_id, findings, created_ms, updated_ms) "
       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   st.Bind(1, r.mode).Bind(2, r.writer_family).Bind(3, r.artifact_kind).Bind(4, r.artifact);
-  st.Bind(5, r.artifact_sha).Bind(6, r.revision).Bind(7, r.status).Bind(8, r.verdict);
+  st.Bind(5, r.artifact_sha).Bind(6, r.revision).Bind(7, Text(r.status)).Bind(8, r.verdict);
   st.Bind(9, r.termination).Bind(10, r.reason).Bind(11, r.blocked_by).Bind(12, r.cap);
   st.Bind(13, r.session).Bind(14, r.coordinator);
   if (r.idem_key.empty()) st.BindNull(15); else st.Bind(15, r.idem_key);
@@ -97,7 +99,7 @@ void ReviewStore::Update(const ReviewRecord& r) {
       "UPDATE reviews SET artifact=?, artifact_sha=?, revision=?, status=?, verdict=?, "
       "termination=?, reason=?, blocked_by=?, plan=?, gate_id=?, findings=?, updated_ms=? "
       "WHERE id=?");
-  st.Bind(1, r.artifact).Bind(2, r.artifact_sha).Bind(3, r.revision).Bind(4, r.status);
+  st.Bind(1, r.artifact).Bind(2, r.artifact_sha).Bind(3, r.revision).Bind(4, Text(r.status));
   st.Bind(5, r.verdict).Bind(6, r.termination).Bind(7, r.reason).Bind(8, r.blocked_by);
   st.Bind(9, r.plan).Bind(10, r.gate_id).Bind(11, r.findings).Bind(12, r.updated_ms);
   st.Bind(13, r.id);
@@ -119,7 +121,7 @@ int64_t ReviewStore::InsertRound(const RoundRecordRow& r) {
       "state, findings, malformed, error, cost_usd, created_ms, finished_ms) "
       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   st.Bind(1, r.review_id).Bind(2, r.revision).Bind(3, r.round).Bind(4, r.role);
-  st.Bind(5, r.profile).Bind(6, r.family).Bind(7, r.task_id).Bind(8, r.state);
+  st.Bind(5, r.profile).Bind(6, r.family).Bind(7, r.task_id).Bind(8, Text(r.state));
   st.Bind(9, r.findings).Bind(10, r.malformed).Bind(11, r.error).Bind(12, r.cost_usd);
   st.Bind(13, r.created_ms).Bind(14, r.finished_ms);
   st.Run();
@@ -130,7 +132,7 @@ void ReviewStore::UpdateRound(const RoundRecordRow& r) {
   auto st = db_.Prepare(
       "UPDATE review_rounds SET task_id=?, state=?, findings=?, malformed=?, error=?, "
       "cost_usd=?, finished_ms=? WHERE id=?");
-  st.Bind(1, r.task_id).Bind(2, r.state).Bind(3, r.findings).Bind(4, r.malformed);
+  st.Bind(1, r.task_id).Bind(2, Text(r.state)).Bind(3, r.findings).Bind(4, r.malformed);
   st.Bind(5, r.error).Bind(6, r.cost_usd).Bind(7, r.finished_ms).Bind(8, r.id);
   st.Run();
 }

@@ -5,39 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "domain/review_record.h"
 #include "store/database.h"
 
 namespace conclave::store {
 
-struct ReviewRecord {
-  int64_t id = 0;
-  std::string mode, writer_family, artifact_kind, artifact, artifact_sha;
-  int revision = 1;
-  std::string status = "running";
-  std::string verdict, termination, reason, blocked_by;
-  int cap = 2;
-  std::string session, coordinator, idem_key;
-  std::string plan = "{}";
-  double budget_usd = 0;
-  int64_t gate_id = 0;
-  std::string findings = "[]";
-  int64_t created_ms = 0, updated_ms = 0;
-};
+using ReviewRecord = domain::Review;
+using RoundRecordRow = domain::ReviewRound;
 
-struct RoundRecordRow {
-  int64_t id = 0;
-  int64_t review_id = 0;
-  int revision = 1;
-  int round = 0;
-  std::string role, profile, family;
-  int64_t task_id = 0;
-  std::string state = "running";
-  std::string findings = "[]";
-  int malformed = 0;
-  std::string error;
-  double cost_usd = 0;
-  int64_t created_ms = 0, finished_ms = 0;
-};
+
 
 class ReviewStore {
  public:

@@ -1,6 +1,7 @@
 #include "store/task_store.h"
 
 #include "store/counters.h"
+#include "store/state_columns.h"
 
 namespace conclave::store {
 namespace {
@@ -16,14 +17,14 @@ TaskRecord ReadRow(const Statement& st) {
   t.id = st.Int(0);
   t.title = st.Text(1);
   t.brief = st.Text(2);
-  t.status = st.Text(3);
+  t.status = TaskStateColumn(st.Text(3));
   t.role = st.Text(4);
   t.hypothesis = st.Text(5);
   t.scope = st.Text(6);
   t.validation = st.Text(7);
   t.idem_key = st.Text(8);
   t.blocked_reason = st.Text(9);
-  t.resume_status = st.Text(10);
+  t.resume_status = OptionalTaskStateColumn(st.Text(10));
   t.result = st.Text(11);
   t.created_ms = st.Int(12);
   t.updated_ms = st.Int(13);
@@ -63,10 +64,10 @@ int64_t TaskStore::Insert(const TaskRecord& t) {
       "blocked_reason, resume_status, result, created_ms, updated_ms, auto_retry, "
       "auto_retries_used, coordinator, session, budget_usd, unmet_deps, breaker_count, "
       "breaker_fp, last_target) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  st.Bind(1, t.title).Bind(2, t.brief).Bind(3, t.status).Bind(4, t.role).Bind(5, t.hypothesis);
+  st.Bind(1, t.title).Bind(2, t.brief).Bind(3, Text(t.status)).Bind(4, t.role).Bind(5, t.hypothesis);
   st.Bind(6, t.scope).Bind(7, t.validation);
   if (t.idem_key.empty()) st.BindNull(8); else st.Bind(8, t.idem_key);
-  st.Bind(9, t.blocked_reason).Bind(10, t.resume_status).Bind(11, t.result);
+  st.Bind(9, t.blocked_reason).Bind(10, Text(t.resume_status)).Bind(11, t.result);
   st.Bind(12, t.created_ms).Bind(13, t.updated_ms).Bind(14, t.auto_retry);
   st.Bind(15, t.auto_retries_used).Bind(16, t.coordinator).Bind(17, t.session);
   st.Bind(18, t.budget_usd).Bind(19, t.unmet_deps).Bind(20, t.breaker_count);
@@ -81,8 +82,8 @@ void TaskStore::Update(const TaskRecord& t) {
       "blocked_reason=?, resume_status=?, result=?, updated_ms=?, auto_retry=?, "
       "auto_retries_used=?, budget_usd=?, unmet_deps=?, breaker_count=?, breaker_fp=?, "
       "last_target=? WHERE id=?");
-  st.Bind(1, t.title).Bind(2, t.brief).Bind(3, t.status).Bind(4, t.role).Bind(5, t.hypothesis);
-  st.Bind(6, t.scope).Bind(7, t.validation).Bind(8, t.blocked_reason).Bind(9, t.resume_status);
+  st.Bind(1, t.title).Bind(2, t.brief).Bind(3, Text(t.status)).Bind(4, t.role).Bind(5, t.hypothesis);
+  st.Bind(6, t.scope).Bind(7, t.validation).Bind(8, t.blocked_reason).Bind(9, Text(t.resume_status));
   st.Bind(10, t.result).Bind(11, t.updated_ms).Bind(12, t.auto_retry);
   st.Bind(13, t.auto_retries_used).Bind(14, t.budget_usd).Bind(15, t.unmet_deps);
   st.Bind(16, t.breaker_count).Bind(17, t.breaker_fp).Bind(18, t.last_target).Bind(19, t.id);
@@ -134,17 +135,6 @@ double TaskStore::SessionSpend(const std::string& session) {
   st.Bind(1, session);
   st.Step();
   return st.Real(0);
-}
-
-std::vector<std::pair<std::string, double>> TaskStore::SpendBySession() {
-  // session > '' walks the session index instead of every task.
-  auto st = db_.Prepare(
-      "SELECT tasks.session, COALESCE(SUM(dispatches.cost_usd), 0) FROM tasks LEFT JOIN "
-      "dispatches ON dispatches.task_id = tasks.id WHERE tasks.session > '' "
-      "GROUP BY tasks.session ORDER BY tasks.session");
-  std::vector<std::pair<std::string, double>> out;
-  while (st.Step()) out.emplace_back(st.Text(0), st.Real(1));
-  return out;
 }
 
 }  // namespace conclave::store

@@ -1,13 +1,15 @@
 #include "store/terminal_store.h"
 
 #include "store/counters.h"
+#include "store/state_columns.h"
 
 namespace conclave::store {
 namespace {
 constexpr const char* kSelect =
     "SELECT handle, profile, cwd, state, active_dispatch, created_ms FROM terminals";
 TerminalRecord ReadRow(const Statement& st) {
-  return TerminalRecord{st.Text(0), st.Text(1), st.Text(2), st.Text(3), st.Int(4), st.Int(5)};
+  return TerminalRecord{st.Text(0), st.Text(1), st.Text(2), TerminalStateColumn(st.Text(3)),
+                        st.Int(4), st.Int(5)};
 }
 }  // namespace
 
@@ -26,18 +28,17 @@ void TerminalStore::Insert(const TerminalRecord& t) {
       .Bind(1, t.handle)
       .Bind(2, t.profile)
       .Bind(3, t.cwd)
-      .Bind(4, t.state)
+      .Bind(4, Text(t.state))
       .Bind(5, t.active_dispatch)
       .Bind(6, t.created_ms)
       .Run();
 }
 
-void TerminalStore::SetState(const std::string& handle, const std::string& state,
-                             int64_t active_dispatch) {
+void TerminalStore::Save(const TerminalRecord& t) {
   db_.Prepare("UPDATE terminals SET state = ?, active_dispatch = ? WHERE handle = ?")
-      .Bind(1, state)
-      .Bind(2, active_dispatch)
-      .Bind(3, handle)
+      .Bind(1, Text(t.state))
+      .Bind(2, t.active_dispatch)
+      .Bind(3, t.handle)
       .Run();
 }
 

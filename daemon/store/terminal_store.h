@@ -5,18 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "domain/terminal.h"
 #include "store/database.h"
 
 namespace conclave::store {
 
-struct TerminalRecord {
-  std::string handle;
-  std::string profile;
-  std::string cwd;
-  std::string state = "idle";
-  int64_t active_dispatch = 0;
-  int64_t created_ms = 0;
-};
+using TerminalRecord = domain::Terminal;
 
 class TerminalStore {
  public:
@@ -24,7 +18,8 @@ class TerminalStore {
 
   std::optional<TerminalRecord> Get(const std::string& handle);
   void Insert(const TerminalRecord& t);
-  void SetState(const std::string& handle, const std::string& state, int64_t active_dispatch);
+  // Writes the terminal's state and active dispatch (move it with domain::MoveTerminal first).
+  void Save(const TerminalRecord& t);
   std::vector<TerminalRecord> List(bool include_closed);
   int64_t CountOpen();
 

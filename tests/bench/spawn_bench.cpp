@@ -1,6 +1,8 @@
 // Benchmark: worker spawn rate of exec::SpawnChild (posix_spawn, CLONE_VFORK) against plain
-// fork+exec, with the parent holding a large resident heap — the daemon grows, spawning must
-// not slow down with it. Prints figures; asserts nothing (speed is measured, not tested).
+// fork+exec and Boost.Process v1 (Boost 1.74, the stack's version), with the parent holding a
+// large resident heap — the daemon grows, spawning must not slow down with it; the helper
+// commands (git, version probes) run through exec::ProcessCommandRunner. Prints figures;
+// asserts nothing (speed is measured, not tested).
 //   spawn_bench [heap_mib=1024] [spawns=200]
 #include <signal.h>
 #include <sys/wait.h>
@@ -12,7 +14,10 @@
 #include <cstring>
 #include <vector>
 
+#include <boost/process.hpp>
+
 #include "exec/child_process.h"
+#include "exec/command_runner.h"
 
 namespace {
 
@@ -63,8 +68,22 @@ int main(int argc, char** argv) {
   }
   auto fork_time = std::chrono::steady_clock::now() - t0;
 
+  t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) {
+    boost::process::child c("/bin/true");
+    c.wait();
+  }
+  auto bp_time = std::chrono::steady_clock::now() - t0;
+
+  conclave::exec::ProcessCommandRunner runner;
+  t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) runner.Run({"/bin/true"}, "/", 5000);
+  auto runner_time = std::chrono::steady_clock::now() - t0;
+
   std::printf("parent heap %zu MiB, %d spawns each\n", heap_mib, n);
   std::printf("SpawnChild (posix_spawn/vfork): %8.1f spawns/s\n", Rate(n, spawn_time));
   std::printf("fork + exec:                    %8.1f spawns/s\n", Rate(n, fork_time));
+  std::printf("Boost.Process v1 child+wait:    %8.1f spawns/s\n", Rate(n, bp_time));
+  std::printf("ProcessCommandRunner (helpers): %8.1f runs/s\n", Rate(n, runner_time));
   return 0;
 }

@@ -288,13 +288,14 @@ TEST_CASE("secrets are redacted from the transcript and the stored result", "[di
   RunResult tr = d.Cli({"terminal", "read", "w1"});
   CHECK(tr.out.find("sk-TEST") == std::string::npos);
   CHECK(tr.out.find("[REDACTED]") != std::string::npos);
-  // Nowhere in the database either.
-  RunResult grep = conclave::testing::RunProgram(
-      {"/usr/bin/grep", "-c", "sk-TEST-abcdef", d.state_dir() + "/conclave.db"});
-  CHECK(grep.out.find("0") == 0);
+  // Nowhere in the state directory either: the database, its WAL (where recent commits live
+  // while the daemon runs), transcripts, outputs.
+  REQUIRE(std::filesystem::exists(d.state_dir() + "/conclave.db-wal"));
+  CHECK(conclave::testing::FilesContaining(d.state_dir(), "sk-TEST-abcdef").empty());
+  CHECK(conclave::testing::FilesContaining(d.state_dir(), "[REDACTED]").size() > 0);
 }
 
-TEST_CASE("a worker reports worker_done itself with its token, once; a wrong token is refused",
+TEST_CASE("a worker reports worker_done itself with its token, once — a wrong token is refused",
           "[dispatch]") {
   DaemonFixture d;
   StartWithFake(d);
@@ -319,7 +320,7 @@ TEST_CASE("a worker reports worker_done itself with its token, once; a wrong tok
   CHECK(!refusals["messages"].empty());
 }
 
-TEST_CASE("dependencies: pending until deps complete; unknown deps refused", "[dispatch]") {
+TEST_CASE("dependencies: pending until deps complete — unknown deps refused", "[dispatch]") {
   DaemonFixture d;
   StartWithFake(d);
   d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
@@ -517,7 +518,7 @@ TEST_CASE("@idle queues when every terminal is busy", "[dispatch]") {
   CHECK(Payload(WaitDone(d, y))["outcome"] == "succeeded");
 }
 
-TEST_CASE("heartbeats while a worker makes progress; an escalation when it goes silent",
+TEST_CASE("heartbeats while a worker makes progress — an escalation when it goes silent",
           "[dispatch]") {
   DaemonFixture d;
   auto p = d.FakeProfile("fake", "fakefam");
@@ -545,15 +546,17 @@ TEST_CASE("profile workdir policy: the terminal's directory or a private per-dis
   d.Start();
   d.Cli({"terminal", "create", "--profile", "priv", "--handle", "p1", "--cwd", d.dir()});
   d.Cli({"terminal", "create", "--profile", "fake", "--handle", "f1", "--cwd", d.dir()});
-  std::string a = CreateTask(d, "FAKE: print-env PWD\n");
-  std::string b = CreateTask(d, "FAKE: print-env PWD\n");
+  std::string a = CreateTask(d, "FAKE: print-cwd\n");
+  std::string b = CreateTask(d, "FAKE: print-cwd\n");
   d.CliJson({"dispatch", "--task", a, "--to", "p1"});
   d.CliJson({"dispatch", "--task", b, "--to", "f1"});
   auto pa = Payload(WaitDone(d, a));
   auto pb = Payload(WaitDone(d, b));
-  CHECK(pa["result"]["text"].get<std::string>().find("PWD=" + d.state_dir() + "/dispatches/") !=
-        std::string::npos);
-  CHECK(pb["result"]["text"].get<std::string>().find("PWD=" + d.dir() + "\n") != std::string::npos);
+  // The child's real working directory (getcwd), not the PWD variable the daemon sets.
+  std::string da = pa["result"]["text"];
+  CHECK(da.find("CWD=" + d.state_dir() + "/dispatches/") != std::string::npos);
+  CHECK(da.find("/work\n") != std::string::npos);
+  CHECK(pb["result"]["text"].get<std::string>().find("CWD=" + d.dir() + "\n") != std::string::npos);
 }
 
 TEST_CASE("doctor says what is ready and how to fix what is not, never printing secrets",

@@ -50,7 +50,7 @@ json WaitStatus(DaemonFixture& d, const std::string& id, std::set<std::string> w
 
 }  // namespace
 
-TEST_CASE("five identical counted failures open the breaker; a sixth dispatch is refused",
+TEST_CASE("five identical counted failures open the breaker — a sixth dispatch is refused",
           "[failure]") {
   DaemonFixture d;
   Start(d);
@@ -142,7 +142,7 @@ TEST_CASE("operational failures retry with backoff, bounded, then escalate", "[f
   CHECK(!esc["messages"].empty());
 }
 
-TEST_CASE("budget caps: a spent task cap refuses the next dispatch; a run past its cap stops",
+TEST_CASE("budget caps: a spent task cap refuses the next dispatch — a run past its cap stops",
           "[failure]") {
   DaemonFixture d;
   Start(d);
@@ -162,8 +162,13 @@ TEST_CASE("budget caps: a spent task cap refuses the next dispatch; a run past i
   json o = WaitStatus(d, over, {"failed"});
   CHECK(o["dispatches"][0]["failure_kind"] == "budget_exceeded");
   CHECK(o["dispatches"][0]["cost_usd"].get<double>() == Approx(0.25));
+  // Today's spend of the family is what both runs cost.
   auto status = d.CliJson({"status"});
-  CHECK(status.dump().find("spend") != std::string::npos);
+  double today = -1;
+  for (const auto& s : status["spend"]) {
+    if (s["cap"] == "family:fakefam:today") today = s["spent_usd"].get<double>();
+  }
+  CHECK(today == Approx(0.85));
 }
 
 TEST_CASE("a rate-limit puts the profile in cooldown: its queue waits, its family moves on",

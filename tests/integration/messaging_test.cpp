@@ -244,7 +244,7 @@ TEST_CASE("a second daemon on the same state dir refuses to start", "[messaging]
   CHECK(d.Cli({"status"}).exit_code == 0);  // the first one is unharmed
 }
 
-TEST_CASE("a stale socket is replaced; a regular file at the path is refused", "[messaging]") {
+TEST_CASE("a stale socket is replaced — a regular file at the path is refused", "[messaging]") {
   DaemonFixture d;
   d.Start();
   d.Kill();  // leaves the socket file behind

@@ -162,7 +162,7 @@ TEST_CASE("a challenger that times out leaves the gate absent, never approved", 
   CHECK(gate.err.find("gate-absent") != std::string::npos);
 }
 
-TEST_CASE("a crashed reviewer is gate-absent too; malformed output is retried once",
+TEST_CASE("a crashed reviewer is gate-absent too — malformed output is retried once",
           "[review]") {
   DaemonFixture d;
   Start(d);
@@ -224,7 +224,7 @@ TEST_CASE("strong mode: two complementary reviewers, at most one Strong per sess
   CHECK(mech["reason"].get<std::string>().find("mechanical") != std::string::npos);
 }
 
-TEST_CASE("parallel lines take the stricter severity; report shows Phase 0 figures", "[review]") {
+TEST_CASE("parallel lines take the stricter severity — report shows Phase 0 figures", "[review]") {
   DaemonFixture d;
   Start(d);
   auto art = Script({"FAKE-REVIEW openai * json [" + F("A", "LOW", "new", "src/a.cpp", 10) + "]",
@@ -245,7 +245,13 @@ TEST_CASE("a pending review wait does not hold up daemon shutdown", "[review]") 
   auto waiting = std::async(std::launch::async, [&] {
     return d.Cli({"review", "wait", r["id"].get<std::string>(), "--timeout-ms", "600000"});
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The wait is parked in the daemon (its own count says so) before shutdown begins.
+  REQUIRE(conclave::testing::WaitFor(
+      [&] {
+        auto s = d.CliJson({"status"});
+        return s["counts"].value("review_waiters", std::string("0")) == "1";
+      },
+      std::chrono::seconds(10)));
   auto start = std::chrono::steady_clock::now();
   CHECK(d.Stop() == 0);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));

@@ -25,6 +25,9 @@ struct RunResult {
 RunResult RunProgram(const std::vector<std::string>& argv, const std::string& stdin_data = "",
                      const std::vector<std::string>& extra_env = {});
 
+// Files under dir (recursively) whose bytes contain needle.
+std::vector<std::string> FilesContaining(const std::string& dir, const std::string& needle);
+
 // Polls cond every 10 ms until true or timeout; returns the last value.
 bool WaitFor(const std::function<bool()>& cond, std::chrono::milliseconds timeout);
 

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "store_test_support.h"
+#include "temp_db.h"
 
 using namespace conclave;
 using conclave::testing::PollUntil;
@@ -24,7 +24,7 @@ int64_t Rows(store::Database& db) {
 }  // namespace
 
 TEST_CASE("a statement is compiled once per SQL text and reused", "[store]") {
-  TempDb t(false);
+  TempDb t;
   t.db->Exec("CREATE TABLE t(x INTEGER, y TEXT)");
   int64_t before = t.db->compiles();
   for (int i = 0; i < 100; ++i) {
@@ -37,7 +37,7 @@ TEST_CASE("a statement is compiled once per SQL text and reused", "[store]") {
 }
 
 TEST_CASE("a returned statement is rewound and its bindings cleared", "[store]") {
-  TempDb t(false);
+  TempDb t;
   t.db->Exec("CREATE TABLE t(x INTEGER, y TEXT)");
   t.db->Prepare("INSERT INTO t(x, y) VALUES (?, ?)").Bind(1, 1).Bind(2, "first").Run();
   t.db->Prepare("INSERT INTO t(x, y) VALUES (?, ?)").Bind(1, 2).Run();  // y left unbound
@@ -58,7 +58,7 @@ TEST_CASE("a returned statement is rewound and its bindings cleared", "[store]")
 
 TEST_CASE("the same SQL may run nested: a second copy is compiled and both are cached",
           "[store]") {
-  TempDb t(false);
+  TempDb t;
   t.db->Exec("CREATE TABLE t(x INTEGER); INSERT INTO t VALUES (1), (2), (3);");
   int64_t before = t.db->compiles();
   int64_t pairs = 0;
@@ -76,7 +76,7 @@ TEST_CASE("the same SQL may run nested: a second copy is compiled and both are c
 }
 
 TEST_CASE("transaction control: savepoints roll back alone, commit keeps the rest", "[store]") {
-  TempDb t(false);
+  TempDb t;
   t.db->Exec("CREATE TABLE t(x INTEGER)");
   t.db->Begin();
   CHECK(t.db->InTransaction());

@@ -1,7 +1,8 @@
-// Unit tests: MessageStore reads — for every combination of filters Inbox, Check, Wait and
-// Watch accept (recipient, sender, task ids, types, unread), both orders, cursors and limits,
-// the indexed queries return exactly what the in-memory filter (MessageFilter::Matches)
-// selects from the whole log; and the maintained counters equal a count of the rows.
+// Unit tests: the message log — cursors, filters, unread (store/message_store). For every
+// combination of filters Inbox, Check, Wait and Watch accept (recipient, sender, task ids,
+// types, unread), both orders, cursors and limits, the indexed queries return exactly what the
+// in-memory filter (MessageFilter::Matches) selects from the whole log; and the maintained
+// counters equal a count of the rows.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -10,10 +11,67 @@
 #include "store/counters.h"
 #include "store/dispatch_store.h"
 #include "store/handle_store.h"
-#include "store/message_store.h"
 #include "store/task_store.h"
 #include "store/terminal_store.h"
-#include "store_test_support.h"
+#include "store/message_store.h"
+#include "store/migrations.h"
+#include "temp_db.h"
+
+namespace conclave {
+namespace {
+using testing::Msg;
+using testing::TempDb;
+
+TEST_CASE("cursors: seq grows monotonically and After() resumes exactly", "[store]") {
+  TempDb t;
+  REQUIRE(store::ApplyMigrations(*t.db, store::EmbeddedMigrations()).ok());
+  store::MessageStore ms(*t.db);
+  std::vector<int64_t> seqs;
+  for (int i = 0; i < 10; ++i) {
+    auto m = Msg(i % 2 ? "a" : "b", i % 3 ? "status" : "question", i % 4);
+    ms.Insert(m);
+    seqs.push_back(m.seq);
+  }
+  for (size_t i = 1; i < seqs.size(); ++i) CHECK(seqs[i] > seqs[i - 1]);
+  CHECK(ms.LastSeq() == seqs.back());
+  domain::MessageFilter all;
+  auto rest = ms.After(all, seqs[4], 100);
+  REQUIRE(rest.size() == 5);
+  CHECK(rest.front().seq == seqs[5]);
+  // The SQL filter and the in-memory filter agree on every message and filter.
+  std::vector<domain::MessageFilter> filters(4);
+  filters[1].to = "a";
+  filters[2].types = {"question"};
+  filters[3].task_ids = {1, 3};
+  auto everything = ms.After(all, 0, 100);
+  for (const auto& f : filters) {
+    auto sql = ms.After(f, 0, 100);
+    size_t expected = 0;
+    for (const auto& m : everything) expected += f.Matches(m) ? 1 : 0;
+    CHECK(sql.size() == expected);
+    for (const auto& m : sql) CHECK(f.Matches(m));
+  }
+  // The high-water mark survives deleting rows.
+  t.db->Exec("DELETE FROM messages");
+  CHECK(ms.LastSeq() == seqs.back());
+}
+
+TEST_CASE("TakeUnread marks read unless peeking", "[store]") {
+  TempDb t;
+  REQUIRE(store::ApplyMigrations(*t.db, store::EmbeddedMigrations()).ok());
+  store::MessageStore ms(*t.db);
+  auto a = Msg("h", "status");
+  auto b = Msg("h", "question");
+  ms.Insert(a);
+  ms.Insert(b);
+  CHECK(ms.TakeUnread("h", {}, 10, true).size() == 2);
+  CHECK(ms.TakeUnread("h", {"question"}, 10, false).size() == 1);
+  CHECK(ms.TakeUnread("h", {}, 10, false).size() == 1);
+  CHECK(ms.TakeUnread("h", {}, 10, false).empty());
+}
+
+}  // namespace
+}  // namespace conclave
 
 using namespace conclave;
 using conclave::testing::TempDb;
@@ -69,7 +127,7 @@ int64_t CountRows(store::Database& db, const std::string& where) {
 
 TEST_CASE("every filter combination reads exactly what the in-memory filter selects",
           "[store]") {
-  TempDb t;
+  TempDb t(true);
   store::MessageStore ms(*t.db);
   auto all = Fill(ms, 600);
   const std::vector<std::vector<std::string>> type_sets = {{}, {"status"}, {"reply", "status"}};
@@ -111,7 +169,7 @@ TEST_CASE("every filter combination reads exactly what the in-memory filter sele
 
 TEST_CASE("TakeUnread takes the oldest unread of one recipient, by type, and marks them read",
           "[store]") {
-  TempDb t;
+  TempDb t(true);
   store::MessageStore ms(*t.db);
   auto all = Fill(ms, 300);
   domain::MessageFilter f;
@@ -129,7 +187,7 @@ TEST_CASE("TakeUnread takes the oldest unread of one recipient, by type, and mar
 
 TEST_CASE("maintained counters equal a count of the rows through inserts and updates",
           "[store]") {
-  TempDb t;
+  TempDb t(true);
   store::MessageStore ms(*t.db);
   store::HandleStore hs(*t.db);
   store::TerminalStore ts(*t.db);
@@ -187,7 +245,7 @@ TEST_CASE("maintained counters equal a count of the rows through inserts and upd
 }
 
 TEST_CASE("counters start from the rows already there when the migration runs", "[store]") {
-  TempDb t(false);
+  TempDb t;
   auto ms = store::EmbeddedMigrations();
   std::vector<store::Migration> before(ms.begin(), ms.begin() + 3);  // up to 0003
   REQUIRE(store::ApplyMigrations(*t.db, before).ok());

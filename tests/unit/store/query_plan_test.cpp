@@ -17,7 +17,7 @@
 #include "store/review_store.h"
 #include "store/task_store.h"
 #include "store/terminal_store.h"
-#include "store_test_support.h"
+#include "temp_db.h"
 
 using namespace conclave;
 using conclave::testing::TempDb;
@@ -176,7 +176,7 @@ void ExerciseEveryQuery(store::Database& db) {
 
 TEST_CASE("query plans: nothing the store runs scans messages, tasks or dispatches",
           "[store][plans]") {
-  TempDb t;
+  TempDb t(true);
   ExerciseEveryQuery(*t.db);
   auto texts = t.db->CachedSql();
   CHECK(texts.size() > 100);  // the exercise really ran (every filter shape is a text)
@@ -192,7 +192,7 @@ TEST_CASE("query plans: nothing the store runs scans messages, tasks or dispatch
 
 TEST_CASE("query plans: the check itself catches full scans, index walks included",
           "[store][plans]") {
-  TempDb t;
+  TempDb t(true);
   CHECK(FullScans(*t.db, "SELECT COUNT(*) FROM messages").size() == 1);
   CHECK(FullScans(*t.db, "SELECT seq FROM messages WHERE body = ?").size() == 1);
   // A walk of a whole index is a scan too, even when it avoids a sort.

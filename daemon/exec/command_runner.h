@@ -1,0 +1,33 @@
+// CommandRunner: runs a short helper command (git, a CLI's --version) to completion and
+// returns its exit code and standard output — the seam through which the daemon's helper
+// commands run, so tests can script them. Blocking: call it off the loop thread (the
+// daemon's helper pool). ProcessCommandRunner is the real one (posix_spawn, own process
+// group, killed at the timeout).
+// Thread-safety: Run may be called from any thread.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace conclave::exec {
+
+struct CommandResult {
+  int exit_code = -1;  // -1: could not start, killed by a signal, or timed out
+  bool timed_out = false;
+  std::string out;  // stdout, at most 1 MiB
+};
+
+class CommandRunner {
+ public:
+  virtual ~CommandRunner() = default;
+  virtual CommandResult Run(const std::vector<std::string>& argv, const std::string& cwd,
+                            int timeout_ms) = 0;
+};
+
+class ProcessCommandRunner final : public CommandRunner {
+ public:
+  CommandResult Run(const std::vector<std::string>& argv, const std::string& cwd,
+                    int timeout_ms) override;
+};
+
+}  // namespace conclave::exec

@@ -1,0 +1,250 @@
+#include "exec/launch_plan.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+extern char** environ;
+
+namespace conclave::exec {
+namespace fs = std::filesystem;
+namespace {
+
+bool PerProcessVariable(const std::string& k) {
+  return k.rfind("CONCLAVE_DISPATCH", 0) == 0 || k.rfind("CONCLAVE_TASK", 0) == 0 ||
+         k == "NOTIFY_SOCKET" || k == "WATCHDOG_USEC" || k == "WATCHDOG_PID" ||
+         k == "LISTEN_FDS" || k == "LISTEN_PID";
+}
+
+// What a worker gets of the daemon's environment: enough to run programs, speak the locale
+// and reach the network through a proxy — never the daemon's credentials.
+bool Allowed(const std::string& k) {
+  static const std::set<std::string> kNames = {
+      "PATH",       "LANG",        "LANGUAGE",   "TZ",          "TERM",          "USER",
+      "LOGNAME",    "SHELL",       "HOME",       "TMPDIR",      "HTTP_PROXY",    "HTTPS_PROXY",
+      "http_proxy", "https_proxy", "NO_PROXY",   "no_proxy",    "SSL_CERT_FILE", "SSL_CERT_DIR",
+      "NODE_EXTRA_CA_CERTS"};
+  return kNames.count(k) > 0 || k.rfind("LC_", 0) == 0;
+}
+
+std::map<std::string, std::string> WorkerBaseEnv(const Profile& p,
+                                                 const std::map<std::string, std::string>& daemon) {
+  std::map<std::string, std::string> env;
+  for (const auto& [k, v] : daemon) {
+    bool named = std::find(p.inherit_env.begin(), p.inherit_env.end(), k) != p.inherit_env.end();
+    if (k == "CONCLAVE_TOKEN" || k.rfind("CONCLAVE_", 0) == 0) continue;  // never the daemon's own
+    if (Allowed(k) || named) env[k] = v;
+  }
+  return env;
+}
+
+std::string Lookup(const std::map<std::string, std::string>& env, const char* k,
+                   const char* fallback) {
+  auto it = env.find(k);
+  return it == env.end() ? fallback : it->second;
+}
+
+// The isolated HOME/TMPDIR and XDG directories inside the dispatch directory.
+void Isolate(const std::string& dir, std::map<std::string, std::string>& env,
+             TemplateContext& ctx, LaunchPlan& plan) {
+  std::string home = dir + "/home", tmp = dir + "/tmp";
+  plan.dirs.push_back(home);
+  plan.dirs.push_back(tmp);
+  // Files the CLI needs from the real HOME (a subscription login), copied read-only.
+  auto real_home = env.find("HOME");
+  for (const auto& f : plan.home_files_spec) {
+    if (real_home == env.end()) break;
+    plan.home_files.emplace_back(real_home->second + "/" + f.substr(2), home + "/" + f.substr(2));
+  }
+  env["HOME"] = ctx.vars["HOME"] = home;
+  env["TMPDIR"] = ctx.vars["TMPDIR"] = tmp;
+  env["XDG_CONFIG_HOME"] = home + "/.config";
+  env["XDG_CACHE_HOME"] = home + "/.cache";
+  env["XDG_DATA_HOME"] = home + "/.local/share";
+  env["XDG_STATE_HOME"] = home + "/.local/state";
+}
+
+Status ResolveProfileEnv(const Profile& p, const TemplateContext& ctx,
+                         std::map<std::string, std::string>& env, LaunchPlan& plan) {
+  for (const auto& [k, v] : p.env) {
+    auto r = ResolveTemplate(v, k, ctx);
+    if (!r.ok()) return Status(r.status().code(), "profile " + p.name + " env " + r.status().message());
+    env[k] = r->value;
+    plan.secrets.insert(plan.secrets.end(), r->secrets.begin(), r->secrets.end());
+  }
+  for (const auto& [path_t, content_t] : p.files) {
+    auto path = ResolveTemplate(path_t, "files", ctx);
+    if (!path.ok()) return FailedPrecondition("profile " + p.name + " files: " + path.status().message());
+    auto content = ResolveTemplate(content_t, path_t, ctx);
+    if (!content.ok()) {
+      return FailedPrecondition("profile " + p.name + " files: " + content.status().message());
+    }
+    plan.files.emplace_back(path->value, content->value);
+    plan.secrets.insert(plan.secrets.end(), content->secrets.begin(), content->secrets.end());
+  }
+  return Status::Ok();
+}
+
+Status BuildArgv(const LaunchRequest& req, const TemplateContext& ctx, LaunchPlan& plan) {
+  const Profile& p = *req.profile;
+  // How the brief reaches the CLI: stdin, the last argument, or — past the kernel's
+  // per-argument limit — the profile's brief_large way.
+  auto delivery = PlanBriefDelivery(p, req.brief.size());
+  if (!delivery.ok()) return delivery.status();
+  for (const auto& a : p.command) {
+    auto r = ResolveTemplate(a, "command", ctx);
+    if (!r.ok()) return FailedPrecondition("profile " + p.name + " command: " + r.status().message());
+    plan.spec.argv.push_back(r->value);
+  }
+  if (req.budget_usd > 0) {
+    for (const auto& a : p.budget_flag) {
+      auto r = ResolveTemplate(a, "budget_flag", ctx);
+      if (r.ok()) plan.spec.argv.push_back(r->value);
+    }
+  }
+  if (req.reviewer) {
+    for (const auto& a : p.review_args) {
+      auto r = ResolveTemplate(a, "review_args", ctx);
+      if (!r.ok()) return FailedPrecondition("profile " + p.name + " review_args: " + r.status().message());
+      plan.spec.argv.push_back(r->value);
+    }
+  }
+  switch (delivery.value()) {
+    case BriefDelivery::kStdin:
+      plan.stdin_data = req.brief;
+      break;
+    case BriefDelivery::kArg:
+      plan.spec.argv.push_back(req.brief);
+      break;
+    case BriefDelivery::kLargeArgs:
+      for (const auto& a : p.brief_large_args) {
+        auto r = ResolveTemplate(a, "brief_large_args", ctx);
+        if (!r.ok()) {
+          return FailedPrecondition("profile " + p.name + " brief_large_args: " + r.status().message());
+        }
+        plan.spec.argv.push_back(r->value);
+      }
+      break;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::vector<std::string> CredentialTokens(const std::string& content) {
+  std::vector<std::string> out;
+  auto token_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
+           c == '+' || c == '/' || c == '=';
+  };
+  size_t i = 0;
+  while (i < content.size()) {
+    size_t j = i;
+    while (j < content.size() && token_char(content[j])) ++j;
+    if (j - i >= 20) out.push_back(content.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+std::map<std::string, std::string> DaemonEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    std::string k = kv.substr(0, eq);
+    if (!PerProcessVariable(k)) env[k] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+TemplateContext TemplateContextFor(const std::map<std::string, std::string>& daemon_env,
+                                   std::map<std::string, std::string> vars) {
+  TemplateContext ctx;
+  ctx.environ = &daemon_env;
+  ctx.vars = std::move(vars);
+  return ctx;
+}
+
+StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
+  if (!req.profile || !req.daemon_env) return InvalidArgument("launch: no profile");
+  const Profile& p = *req.profile;
+  const auto& daemon_env = *req.daemon_env;
+  const std::string& dir = req.dispatch_dir;
+  LaunchPlan plan;
+  plan.dirs.push_back(dir);
+  // Environment: an allow-list of the daemon's, then isolation, then the profile's, then
+  // Conclave's for this dispatch.
+  std::map<std::string, std::string> env = WorkerBaseEnv(p, daemon_env);
+  plan.home_files_spec = p.home_files;
+  char budget[32];
+  std::snprintf(budget, sizeof budget, "%.4f", req.budget_usd);
+  TemplateContext ctx = TemplateContextFor(
+      daemon_env, {{"CWD", req.terminal_cwd}, {"DISPATCH_DIR", dir},
+                   {"HOME", Lookup(daemon_env, "HOME", "/tmp")},
+                   {"TMPDIR", Lookup(daemon_env, "TMPDIR", "/tmp")},
+                   {"budget_usd", budget}, {"findings_schema", ""},
+                   {"findings_schema_file", dir + "/findings_schema.json"},
+                   {"BRIEF_FILE", dir + "/brief.txt"}});
+  if (p.isolate_home) Isolate(dir, env, ctx, plan);
+  if (Status s = ResolveProfileEnv(p, ctx, env, plan); !s.ok()) return s;
+  std::string workdir = req.terminal_cwd;
+  if (p.workdir == "dispatch") {
+    workdir = dir + "/work";
+    plan.dirs.push_back(workdir);
+  }
+  env["PWD"] = workdir;  // some CLIs (opencode) trust $PWD over the real working directory
+  env["CONCLAVE_SOCKET"] = req.socket;
+  env["CONCLAVE_TERMINAL_HANDLE"] = req.terminal;
+  env["CONCLAVE_TASK_ID"] = std::to_string(req.task_id);
+  env["CONCLAVE_DISPATCH_ID"] = std::to_string(req.dispatch_id);
+  env["CONCLAVE_DISPATCH_TOKEN"] = req.token;
+  plan.secrets.push_back(req.token);
+  plan.spec.cwd = workdir;
+  if (Status s = BuildArgv(req, ctx, plan); !s.ok()) return s;
+  for (const auto& [k, v] : env) plan.spec.env.push_back(k + "=" + v);
+  plan.files.emplace_back(dir + "/brief.txt", req.brief);
+  plan.transcript_path = dir + "/transcript.log";
+  plan.stdout_path = dir + "/stdout.log";
+  return plan;
+}
+
+Status PrepareLaunch(LaunchPlan& plan) {
+  std::error_code ec;
+  for (const auto& [from, to] : plan.home_files) {
+    std::ifstream in(from, std::ios::binary);
+    if (!in) return FailedPrecondition("home_files: cannot read " + from);
+    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (auto& s : CredentialTokens(content)) plan.secrets.push_back(std::move(s));
+    plan.files_readonly.emplace_back(to, std::move(content));
+  }
+  for (const auto& [path, content] : plan.files_readonly) {
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    std::ofstream out(path, std::ios::trunc | std::ios::binary);
+    out << content;
+    if (!out) return FailedPrecondition("cannot write " + path);
+    out.close();
+    chmod(path.c_str(), 0400);
+  }
+  for (const auto& d : plan.dirs) {
+    fs::create_directories(d, ec);
+    if (ec) return FailedPrecondition("cannot create " + d + ": " + ec.message());
+    chmod(d.c_str(), 0700);
+  }
+  for (const auto& [path, content] : plan.files) {
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    std::ofstream out(path, std::ios::trunc);
+    out << content;
+    if (!out) return FailedPrecondition("cannot write " + path);
+    chmod(path.c_str(), 0600);
+  }
+  return Status::Ok();
+}
+
+}  // namespace conclave::exec

@@ -1,0 +1,66 @@
+// LaunchPlan: everything needed to start one worker, assembled from the profile and the
+// dispatch — argv, environment, working directory, the brief (stdin or last argument), files
+// to write into the isolated HOME, and the secrets to redact. PlanLaunch only computes (no
+// I/O); PrepareLaunch creates the directories and writes the files. `conclave doctor` uses
+// the same environment and template rules (DaemonEnvironment, TemplateContextFor), so what it
+// checks is what the daemon will spawn.
+// A worker's environment is an allow-list of the daemon's (PATH, locale, TZ, TERM, USER,
+// LOGNAME, SHELL, HOME, TMPDIR, proxy and CA variables), the profile's inherit_env names, the
+// profile's env and this dispatch's CONCLAVE_* variables — never the daemon's own credentials.
+// Thread-safety: pure functions; PrepareLaunch does file I/O.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "exec/child_process.h"
+#include "exec/profile.h"
+
+namespace conclave::exec {
+
+struct LaunchRequest {
+  const Profile* profile = nullptr;
+  std::string terminal;      // handle
+  std::string terminal_cwd;  // the terminal's directory
+  std::string dispatch_dir;  // STATE_DIR/dispatches/<id>
+  std::string socket;        // the daemon's unix socket path, for CONCLAVE_SOCKET
+  std::string token;         // the dispatch token (a secret)
+  std::string brief;         // rendered
+  int64_t task_id = 0, dispatch_id = 0;
+  double budget_usd = 0;
+  bool reviewer = false;
+  const std::map<std::string, std::string>* daemon_env = nullptr;
+};
+
+struct LaunchPlan {
+  SpawnSpec spec;
+  std::string stdin_data;
+  std::vector<std::string> secrets;
+  std::vector<std::string> dirs;                            // created 0700 before the spawn
+  std::vector<std::pair<std::string, std::string>> files;  // written 0600 before the spawn
+  std::vector<std::string> home_files_spec;                // the profile's "~/..." names
+  std::vector<std::pair<std::string, std::string>> home_files;  // (real path, isolated path)
+  std::vector<std::pair<std::string, std::string>> files_readonly;  // copied home files, 0400
+  std::string transcript_path, stdout_path;
+};
+
+StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req);
+// Creates the directories, writes the files, copies home_files (their credential-like contents
+// join the plan's secrets).
+Status PrepareLaunch(LaunchPlan& plan);
+
+// Credential-like tokens inside a file (runs of 20+ token characters), for redaction.
+std::vector<std::string> CredentialTokens(const std::string& content);
+
+// The daemon's environment without the variables that belong to one process (a dispatch's
+// CONCLAVE_DISPATCH_* / CONCLAVE_TASK_*, systemd's NOTIFY_SOCKET, WATCHDOG_*, LISTEN_*).
+std::map<std::string, std::string> DaemonEnvironment();
+
+// A template context over the daemon's environment with the given variables.
+TemplateContext TemplateContextFor(const std::map<std::string, std::string>& daemon_env,
+                                   std::map<std::string, std::string> vars);
+
+}  // namespace conclave::exec

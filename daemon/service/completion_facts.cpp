@@ -1,0 +1,106 @@
+#include "service/completion_facts.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "common/utf8.h"
+#include "exec/worktree_check.h"
+
+namespace conclave::service {
+namespace {
+
+constexpr size_t kMaxParsedStdout = 8 << 20;  // parse at most the last 8 MiB of stdout
+constexpr size_t kMaxResultText = 64 << 10;   // stored result text is bounded
+
+std::string ReadTail(const std::string& path, size_t max) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  off_t size = lseek(fd, 0, SEEK_END);
+  off_t start = size > static_cast<off_t>(max) ? size - static_cast<off_t>(max) : 0;
+  std::string out(static_cast<size_t>(size - start), '\0');
+  ssize_t n = pread(fd, out.data(), out.size(), start);
+  close(fd);
+  out.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return out;
+}
+
+std::string LastLine(const std::string& text) {
+  size_t end = text.find_last_not_of(" \t\r\n");
+  if (end == std::string::npos) return "";
+  size_t start = text.rfind('\n', end);
+  start = start == std::string::npos ? 0 : start + 1;
+  return Utf8Prefix(text.substr(start, end - start + 1), 500);
+}
+
+std::string Bounded(const std::string& s) {
+  if (s.size() <= kMaxResultText) return ValidUtf8(s);
+  return "[... " + std::to_string(s.size() - kMaxResultText) + " bytes elided ...]\n" +
+         ValidUtf8(s.substr(s.size() - kMaxResultText));
+}
+
+domain::RunFacts RunFactsOf(const CompletionSnapshot& snap, const exec::RunOutcome& o,
+                            const std::string& stdout_text) {
+  domain::RunFacts r;
+  r.stop = o.stop;
+  r.stop_detail = o.stop_detail;
+  r.hard_timeout = o.hard_timeout;
+  r.idle_killed = o.idle_killed;
+  r.exit_code = o.exit_code;
+  r.term_signal = o.term_signal;
+  r.duration_ms = snap.now_ms - snap.dispatch.started_ms;
+  r.idle_kill_s = snap.profile ? snap.profile->idle_timeout_s * 3 : 0;
+  r.last_line = LastLine(o.stderr_tail.empty() ? stdout_text : o.stderr_tail);
+  return r;
+}
+
+domain::Cost CostOf(const CompletionSnapshot& snap, const exec::ParsedOutput& parsed,
+                    double probed_cost) {
+  domain::Usage usage{parsed.usage.input_tokens, parsed.usage.output_tokens,
+                      parsed.usage.cache_read_tokens};
+  // A cost the worker streamed while running stands in for a final report.
+  std::optional<double> reported = parsed.reported_cost_usd;
+  if (!reported && probed_cost > 0) reported = probed_cost;
+  // DeepSeek/GLM/Kimi run the claude CLI, which prices them with Anthropic's table.
+  if (snap.profile && !snap.profile->trust_reported_cost) reported.reset();
+  return domain::ComputeCost(reported, usage, snap.profile ? snap.profile->price : domain::PriceTable{});
+}
+
+}  // namespace
+
+CompletionFacts GatherFacts(const CompletionSnapshot& snap, const exec::RunOutcome& outcome,
+                            double probed_cost, exec::CommandRunner& commands) {
+  CompletionFacts f;
+  const exec::Profile* p = snap.profile ? &*snap.profile : nullptr;
+  std::string stdout_text = ReadTail(snap.dispatch_dir + "/stdout.log", kMaxParsedStdout);
+  f.parsed = exec::ParseCliOutput(p ? p->parser : "text", stdout_text, outcome.stderr_tail,
+                                  outcome.exit_code);
+  f.run = RunFactsOf(snap, outcome, stdout_text);
+  f.output = {f.parsed.failure, f.parsed.evidence, f.parsed.result_text};
+  f.ran_clean = outcome.stop == domain::StopReason::kNone && !outcome.hard_timeout &&
+                !outcome.idle_killed && f.parsed.failure == domain::FailureKind::kNone &&
+                outcome.exit_code == 0;
+  bool reviewer = snap.task.role == "reviewer";
+  f.contract.required = p && p->type == "cli" && !reviewer;
+  if (p && p->contract.has_value()) f.contract.required = *p->contract;
+  if (reviewer) f.contract.required = false;
+  f.contract.writer = snap.task.role == "writer";
+  if (f.ran_clean) {
+    f.contract.contract = domain::ParseWorkerContract(f.parsed.result_text);
+    f.result["contract"] = domain::ContractToJson(f.contract.contract);
+    if (f.contract.writer && !f.contract.contract.changed_files.empty()) {
+      f.contract.unpersisted =
+          exec::UnpersistedClaims(commands, snap.terminal_cwd, f.contract.contract.changed_files);
+    }
+  }
+  f.result["text"] = Bounded(f.parsed.result_text);
+  f.result["usage"] = {{"input_tokens", f.parsed.usage.input_tokens},
+                       {"output_tokens", f.parsed.usage.output_tokens},
+                       {"cache_read_tokens", f.parsed.usage.cache_read_tokens}};
+  if (f.parsed.structured_output) f.result["structured_output"] = *f.parsed.structured_output;
+  f.result["stdout_bytes"] = outcome.stdout_bytes;
+  f.result["stderr_bytes"] = outcome.stderr_bytes;
+  f.cost = CostOf(snap, f.parsed, probed_cost);
+  return f;
+}
+
+}  // namespace conclave::service

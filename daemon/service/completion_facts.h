@@ -1,0 +1,47 @@
+// Completion facts: what the daemon learns about a finished run before it decides anything —
+// the tail of its stdout parsed by the profile's parser, the worker contract, the written ≠
+// persisted check of a writer's claims (git), the cost. Gathering reads up to 8 MiB and runs
+// git, so it runs on the helper pool, never on the loop: GatherFacts takes a snapshot made on
+// the loop and touches nothing the loop owns.
+// Thread-safety: GatherFacts may run on any thread.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "domain/cost.h"
+#include "domain/dispatch.h"
+#include "domain/outcome.h"
+#include "domain/task.h"
+#include "exec/command_runner.h"
+#include "exec/output_parser.h"
+#include "exec/profile.h"
+#include "exec/run_types.h"
+
+namespace conclave::service {
+
+// Read on the loop when the run finished.
+struct CompletionSnapshot {
+  domain::Dispatch dispatch;
+  domain::Task task;
+  std::optional<exec::Profile> profile;  // nullopt when the profile is gone
+  std::string terminal_cwd;
+  std::string dispatch_dir;
+  int64_t now_ms = 0;
+};
+
+struct CompletionFacts {
+  exec::ParsedOutput parsed;
+  domain::RunFacts run;
+  domain::OutputFacts output;
+  domain::ContractFacts contract;
+  bool ran_clean = false;  // no stop, timeout, parsed failure or non-zero exit
+  domain::Cost cost;
+  nlohmann::json result = nlohmann::json::object();  // stored as the dispatch's result
+};
+
+CompletionFacts GatherFacts(const CompletionSnapshot& snap, const exec::RunOutcome& outcome,
+                            double probed_cost, exec::CommandRunner& commands);
+
+}  // namespace conclave::service

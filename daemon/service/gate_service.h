@@ -1,0 +1,38 @@
+// GateService: decision gates — a coordinator-owned question that holds a task (or a review)
+// until resolved. A gate holds its task blocked ("gate:<id>"); outcomes that arrive meanwhile
+// wait in the task's resume status; resolving the last open gate releases the task.
+// Loop thread only; writes run inside the commit batcher and answer after COMMIT.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "domain/gate.h"
+#include "service/core.h"
+#include "service/ports.h"
+#include "service/task_service.h"
+#include "service/write_then.h"
+
+namespace conclave::service {
+
+class GateService {
+ public:
+  GateService(Core& core, TaskService& tasks) : core_(core), tasks_(tasks) {}
+  void Connect(QueuePump* pump) { pump_ = pump; }
+
+  void Create(int64_t task_id, const std::string& question, const std::vector<std::string>& options,
+              int64_t review_id, Done<domain::Gate> done);
+  void Resolve(int64_t id, const std::string& decision, Done<domain::Gate> done);
+  std::vector<domain::Gate> List(bool open_only, int64_t task_id);
+
+  // Inside a write: creates a gate over a review (a stalemate's adjudication).
+  domain::Gate InsertForReview(int64_t review_id, const std::string& question,
+                               const std::string& options_json);
+
+ private:
+  Core& core_;
+  TaskService& tasks_;
+  QueuePump* pump_ = nullptr;
+};
+
+}  // namespace conclave::service

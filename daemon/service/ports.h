@@ -1,0 +1,71 @@
+// Ports: the small named interfaces through which the service parts reach each other without
+// a cycle of concrete dependencies (wired once by Services). Loop thread only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "domain/caller.h"
+#include "domain/dispatch.h"
+#include "domain/message.h"
+#include "domain/outcome.h"
+
+namespace conclave::service {
+
+// Liveness of the active dispatch of a task (answered to a Wait that timed out).
+struct Liveness {
+  int64_t task_id = 0, dispatch_id = 0, last_output_age_ms = -1;
+  bool process_alive = false;
+  std::string state;
+};
+
+// Stops and inspects running workers (RunSupervisor).
+class RunControl {
+ public:
+  virtual ~RunControl() = default;
+  // Ends a running dispatch's worker; its completion follows as usual. No-op when not running.
+  virtual void StopRun(int64_t dispatch_id, domain::StopReason reason, const std::string& detail) = 0;
+  virtual std::vector<Liveness> LivenessOf(const std::vector<int64_t>& task_ids) = 0;
+};
+
+// Starts the workers of dispatches whose row moved to running has just committed (RunSupervisor).
+class RunStarter {
+ public:
+  virtual ~RunStarter() = default;
+  // (dispatch id, its plaintext token — only the hash is stored).
+  virtual void StartRuns(const std::vector<std::pair<int64_t, std::string>>& runs) = 0;
+};
+
+// Re-runs the queue (DispatchScheduler): after a gate resolves, a terminal frees up...
+class QueuePump {
+ public:
+  virtual ~QueuePump() = default;
+  virtual void Pump() = 0;
+};
+
+// Told after a dispatch's outcome committed (ReviewService, FlowService).
+class DispatchListener {
+ public:
+  virtual ~DispatchListener() = default;
+  virtual void OnDispatchFinished(const domain::Dispatch& d) = 0;
+};
+
+// Refuses a worker's call outside its own dispatch and escalates it (Callers).
+class RefusalLog {
+ public:
+  virtual ~RefusalLog() = default;
+  virtual Status Refuse(const domain::Caller& caller, domain::Rpc rpc, const std::string& why) = 0;
+};
+
+// Checks a worker's own report (worker_done, heartbeat...) against its dispatch token and
+// binds it to that dispatch (WorkerReports). Call inside a write.
+class WorkerReportCheck {
+ public:
+  virtual ~WorkerReportCheck() = default;
+  virtual Status CheckWorkerReport(domain::MessageRecord& m, const std::string& token) = 0;
+};
+
+}  // namespace conclave::service

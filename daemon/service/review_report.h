@@ -1,0 +1,43 @@
+// ReviewReport: the Phase-0 measurement (seed 000) — per-profile reliability of every dispatch
+// and review round, unique findings per family (incremental value), and how debates ended.
+// Loop thread only.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "service/core.h"
+#include "store/report_store.h"
+#include "store/review_store.h"
+
+namespace conclave::service {
+
+struct ProfileFigures {
+  std::string profile, family;
+  int64_t invocations = 0, clean = 0, timed_out = 0, failed = 0, malformed = 0;
+  double cost_usd = 0, clean_rate = 0;
+};
+
+struct ReportView {
+  std::vector<ProfileFigures> profiles;
+  std::map<std::string, int64_t> unique_findings_per_family;
+  int64_t reviews = 0;
+  std::map<std::string, int64_t> terminations;  // converged, no_movement, cap_reached, ...
+  nlohmann::json json;                          // the whole report, for `report --json`
+};
+
+class ReviewReport {
+ public:
+  ReviewReport(Core& core, store::ReviewStore& reviews) : core_(core), reviews_(reviews), report_(core.db) {}
+  ReportView Build(int64_t since_ms);
+
+ private:
+  std::vector<ProfileFigures> Profiles(int64_t since_ms);
+  Core& core_;
+  store::ReviewStore& reviews_;
+  store::ReportStore report_;
+};
+
+}  // namespace conclave::service

@@ -1,0 +1,67 @@
+// RunCompletion: what happens when a worker run ends — the named stops of a dispatch after
+// supervise: load (a snapshot on the loop, then the facts on the helper pool: output parsed,
+// contract, claims, cost) → classify (domain::ClassifyOutcome) → decide (domain::DecideNext)
+// → apply (one write: the dispatch, its terminal, the task, a cooldown, a re-queue) → emit
+// (the daemon's worker_done, escalations) — then the queue runs and listeners (reviews) hear
+// of it after the commit. Any error while recording ends the dispatch as failed
+// (internal_error) with an escalation and frees its terminal: nothing wedges.
+// Loop thread only (facts are gathered on the helper pool).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "domain/outcome.h"
+#include "exec/run_types.h"
+#include "service/completion_facts.h"
+#include "service/core.h"
+#include "service/dispatch_scheduler.h"
+#include "service/ports.h"
+#include "service/task_service.h"
+#include "service/terminal_service.h"
+
+namespace conclave::service {
+
+class RunCompletion {
+ public:
+  RunCompletion(Core& core, DispatchScheduler& scheduler, TaskService& tasks,
+                TerminalService& terminals)
+      : core_(core), scheduler_(scheduler), tasks_(tasks), terminals_(terminals) {}
+  void AddListener(DispatchListener* l) { listeners_.push_back(l); }
+
+  // The run of dispatch_id ended (or never started: outcome.stop == kSpawnFailed). `recorded`
+  // (may be empty) is called on the loop once the outcome's write was made (or was not needed).
+  void OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& outcome, double probed_cost,
+                     std::function<void()> recorded);
+
+  // Number of completions between the run's end and their recording (shutdown waits for 0).
+  int pending() const { return pending_; }
+
+ private:
+  void Record(int64_t dispatch_id, const exec::RunOutcome& outcome, const CompletionFacts& facts);
+  Status Apply(domain::Dispatch& d, domain::Task& t, const CompletionFacts& facts,
+               const domain::Classification& c, std::vector<int64_t>* to_start);
+  void ApplyToDispatch(domain::Dispatch& d, const domain::Task& t, const CompletionFacts& facts,
+                       const domain::Classification& c);
+  domain::NextStep Decide(const domain::Dispatch& d, const domain::Task& t,
+                          const CompletionFacts& facts, const domain::Classification& c);
+  Status ApplyToTask(domain::Dispatch& d, domain::Task& t, const domain::NextStep& next);
+  void EmitOutcome(const domain::Dispatch& d, const domain::Task& t, const CompletionFacts& facts,
+                   const domain::NextStep& next);
+  void EmitBreakerOpen(const domain::Dispatch& d, const domain::Task& t,
+                       const domain::NextStep& next);
+  // The recording write failed: end the dispatch as internal_error in a write of its own.
+  void FailInternally(int64_t dispatch_id, const std::string& error);
+  void AfterRecorded(const std::vector<int64_t>& to_start, std::optional<domain::Dispatch> done,
+                     std::function<void()> retry);
+
+  Core& core_;
+  DispatchScheduler& scheduler_;
+  TaskService& tasks_;
+  TerminalService& terminals_;
+  std::vector<DispatchListener*> listeners_;
+  int pending_ = 0;
+};
+
+}  // namespace conclave::service

@@ -1,0 +1,243 @@
+#include "service/run_supervisor.h"
+
+#include <boost/asio/post.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "exec/brief_renderer.h"
+#include "exec/launch_plan.h"
+
+namespace conclave::service {
+using domain::DispatchState;
+using domain::StopReason;
+
+void RunSupervisor::StartRuns(const std::vector<std::pair<int64_t, std::string>>& runs) {
+  for (const auto& [id, token] : runs) Launch(id, token);
+}
+
+StatusOr<exec::LaunchPlan> RunSupervisor::Plan(const domain::Dispatch& d, const std::string& token,
+                                               const domain::Task& t, const domain::Terminal& term,
+                                               const exec::Profile& p) {
+  exec::BriefInput b;
+  b.task_id = t.id;
+  b.title = t.title;
+  b.brief = t.brief;
+  b.role = t.role;
+  b.hypothesis = t.hypothesis;
+  b.scope = t.scope;
+  b.validation = t.validation;
+  b.attempt = d.attempt;
+  b.require_contract = p.type == "cli" && t.role != "reviewer";
+  exec::LaunchRequest req;
+  req.profile = &p;
+  req.terminal = d.terminal;
+  req.terminal_cwd = term.cwd;
+  req.dispatch_dir = core_.DispatchDir(d.id);
+  req.socket = core_.SocketPath();
+  req.token = token;
+  req.brief = exec::RenderBrief(core_.config.profiles_dir, p.template_name, b);
+  req.task_id = d.task_id;
+  req.dispatch_id = d.id;
+  req.budget_usd = d.budget_usd;
+  req.reviewer = t.role == "reviewer";
+  req.daemon_env = &core_.daemon_env;
+  auto plan = exec::PlanLaunch(req);
+  if (plan.ok()) {
+    for (const auto& s : core_.redactor.secrets()) plan->secrets.push_back(s);
+  }
+  return plan;
+}
+
+exec::RunLimits RunSupervisor::LimitsFor(const domain::Dispatch& d, const exec::Profile& p) const {
+  exec::RunLimits limits;
+  int timeout = d.timeout_s > 0 ? d.timeout_s : p.timeout_s;
+  limits.hard_timeout = std::chrono::seconds(timeout);
+  limits.idle_timeout = std::chrono::seconds(p.idle_timeout_s);
+  limits.idle_kill = p.idle_timeout_s > 0 ? std::chrono::seconds(p.idle_timeout_s * 3)
+                                          : std::chrono::milliseconds(0);
+  limits.kill_grace = std::chrono::milliseconds(core_.config.kill_grace_ms);
+  limits.eof_grace = std::chrono::milliseconds(core_.config.eof_grace_ms);
+  return limits;
+}
+
+void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token) {
+  auto d = core_.dispatches.Get(dispatch_id);
+  if (!d || d->state != DispatchState::kRunning) return;
+  auto t = core_.tasks.Get(d->task_id);
+  auto term = core_.terminals.Get(d->terminal);
+  const exec::Profile* p = core_.profiles.Find(d->profile);
+  if (!t || !term || !p) {
+    return NotLaunched(dispatch_id, StopReason::kSpawnFailed,
+                       "spawn_failed: task, terminal or profile vanished");
+  }
+  if (t->status == domain::TaskState::kCancelled) {
+    return NotLaunched(dispatch_id, StopReason::kCancelled,
+                       "cancel: task cancelled before its worker started");
+  }
+  if (token.empty()) {
+    return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: no dispatch token");
+  }
+  auto plan = Plan(*d, token, *t, *term, *p);
+  Status prepared = plan.ok() ? exec::PrepareLaunch(plan.value()) : plan.status();
+  if (!prepared.ok()) {
+    return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: " + prepared.message());
+  }
+  auto run = core_.launcher.Launch(plan.value(), LimitsFor(*d, *p), CallbacksFor(dispatch_id));
+  if (!run.ok()) {
+    return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: " + run.status().message());
+  }
+  runs_[dispatch_id] = ActiveRun{run.value(), core_.clock.NowMs(), {}};
+  RecordPid(dispatch_id, *run.value());
+}
+
+void RunSupervisor::RecordPid(int64_t dispatch_id, const exec::RunHandle& run) {
+  Status s = core_.batcher.Write([&]() -> Status {
+    auto cur = core_.dispatches.Get(dispatch_id);
+    if (!cur) return Status::Ok();
+    cur->pid = run.pid();
+    cur->proc_start = run.start_time();
+    core_.dispatches.Update(*cur);
+    return Status::Ok();
+  });
+  if (!s.ok()) spdlog::error("dispatch {}: recording pid failed: {}", dispatch_id, s.message());
+  core_.batcher.Flush();  // recovery must be able to find this process group after a crash
+}
+
+void RunSupervisor::NotLaunched(int64_t dispatch_id, StopReason reason, const std::string& detail) {
+  spdlog::warn("dispatch {}: not started: {}", dispatch_id, detail);
+  exec::RunOutcome o;
+  o.stop = reason;
+  o.stop_detail = detail;
+  completion_.OnRunFinished(dispatch_id, o, 0, nullptr);
+}
+
+exec::RunCallbacks RunSupervisor::CallbacksFor(int64_t dispatch_id) {
+  exec::RunCallbacks cb;
+  cb.on_stdout = [this, dispatch_id](std::string_view chunk) { OnStdout(dispatch_id, chunk); };
+  cb.on_output = [this, dispatch_id] { OnOutput(dispatch_id); };
+  cb.on_idle = [this, dispatch_id](std::chrono::milliseconds silent) { OnIdle(dispatch_id, silent); };
+  cb.on_finished = [this, dispatch_id](const exec::RunOutcome& o) {
+    // Leave the run's own callback stack before touching state that owns it.
+    boost::asio::post(core_.io, [this, dispatch_id, o] { OnFinished(dispatch_id, o); });
+  };
+  return cb;
+}
+
+void RunSupervisor::OnStdout(int64_t dispatch_id, std::string_view chunk) {
+  auto it = runs_.find(dispatch_id);
+  if (it == runs_.end()) return;
+  auto cost = it->second.cost.Feed(chunk);
+  if (!cost) return;
+  auto d = core_.dispatches.Get(dispatch_id);
+  double cap = d ? d->budget_usd : 0;
+  if (cap > 0 && *cost > cap) {
+    it->second.run->Stop(StopReason::kBudget, "budget: per-dispatch cap of $" +
+                                                  std::to_string(cap) + " passed ($" +
+                                                  std::to_string(*cost) + ")");
+  }
+}
+
+void RunSupervisor::OnOutput(int64_t dispatch_id) {
+  auto it = runs_.find(dispatch_id);
+  if (it == runs_.end()) return;
+  int64_t now = core_.clock.NowMs();
+  if (now - it->second.last_heartbeat_ms < core_.config.heartbeat_interval_s * 1000LL) return;
+  it->second.last_heartbeat_ms = now;
+  Status s = core_.batcher.Write([&]() -> Status {
+    auto cur = core_.dispatches.Get(dispatch_id);
+    if (!cur || cur->state != DispatchState::kRunning) return Status::Ok();
+    cur->last_output_ms = now;
+    core_.dispatches.Update(*cur);
+    nlohmann::json payload = {{"dispatch_id", dispatch_id}, {"last_output_unix_ms", now}};
+    core_.Notify({cur->coordinator, "heartbeat", "normal", cur->task_id, dispatch_id,
+                  "dispatch " + std::to_string(dispatch_id) + " is making progress", "",
+                  payload.dump()});
+    return Status::Ok();
+  });
+  (void)s;  // a heartbeat that cannot be written is dropped; the next one follows
+}
+
+void RunSupervisor::OnIdle(int64_t dispatch_id, std::chrono::milliseconds silent) {
+  Status s = core_.batcher.Write([&]() -> Status {
+    auto cur = core_.dispatches.Get(dispatch_id);
+    if (!cur || cur->state != DispatchState::kRunning) return Status::Ok();
+    nlohmann::json payload = {{"dispatch_id", dispatch_id},
+                              {"reason", "heartbeat_lost"},
+                              {"silent_ms", silent.count()}};
+    core_.Notify({cur->coordinator, "escalation", "high", cur->task_id, dispatch_id,
+                  "dispatch " + std::to_string(dispatch_id) + " silent for " +
+                      std::to_string(silent.count() / 1000) + " s",
+                  "no output past the no-output timeout; the process is still alive",
+                  payload.dump()});
+    return Status::Ok();
+  });
+  (void)s;
+}
+
+void RunSupervisor::OnFinished(int64_t dispatch_id, const exec::RunOutcome& outcome) {
+  auto it = runs_.find(dispatch_id);
+  double probed = it == runs_.end() ? 0 : it->second.cost.latest();
+  completion_.OnRunFinished(dispatch_id, outcome, probed, [this, dispatch_id] {
+    runs_.erase(dispatch_id);
+    MaybeAllStopped();
+  });
+}
+
+void RunSupervisor::StopRun(int64_t dispatch_id, StopReason reason, const std::string& detail) {
+  auto it = runs_.find(dispatch_id);
+  if (it != runs_.end()) it->second.run->Stop(reason, detail);
+}
+
+std::vector<Liveness> RunSupervisor::LivenessOf(const std::vector<int64_t>& task_ids) {
+  std::vector<Liveness> out;
+  auto now = std::chrono::steady_clock::now();
+  for (int64_t id : task_ids) {
+    Liveness l;
+    l.task_id = id;
+    auto ds = core_.dispatches.ForTask(id);
+    if (!ds.empty()) {
+      const auto& d = ds.back();
+      l.dispatch_id = d.id;
+      l.state = std::string(domain::DispatchStateName(d.state));
+      auto it = runs_.find(d.id);
+      if (it != runs_.end()) {
+        l.process_alive = !it->second.run->finished();
+        l.last_output_age_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   now - it->second.run->last_output())
+                                   .count();
+      }
+    }
+    out.push_back(l);
+  }
+  return out;
+}
+
+std::optional<domain::Dispatch> RunSupervisor::DispatchOf(
+    const std::vector<exec::ProcessLink>& chain) {
+  for (const auto& link : chain) {
+    for (const auto& [id, a] : runs_) {
+      if (a.run->pid() == link.pid && a.run->start_time() == link.start_time && !a.run->finished()) {
+        auto d = core_.dispatches.Get(id);
+        if (d && d->state == DispatchState::kRunning) return d;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+void RunSupervisor::StopAll(std::function<void()> done) {
+  all_stopped_ = std::move(done);
+  for (auto& [id, a] : runs_) a.run->Stop(StopReason::kShutdown, "shutdown");
+  stop_deadline_ = core_.clock.After(core_.config.kill_grace_ms + 2000, [this] {
+    if (all_stopped_) std::exchange(all_stopped_, nullptr)();
+  });
+  MaybeAllStopped();
+}
+
+void RunSupervisor::MaybeAllStopped() {
+  if (!all_stopped_ || !runs_.empty()) return;
+  stop_deadline_.reset();
+  std::exchange(all_stopped_, nullptr)();
+}
+
+}  // namespace conclave::service

@@ -1,0 +1,69 @@
+// RunSupervisor: the running workers. After a dispatch's move to running commits it launches the
+// worker (exec::PlanLaunch → the Launcher), records its pid so recovery can find it, watches
+// its output (heartbeats, the running cost against the per-dispatch cap), escalates silence,
+// stops runs on cancel / force-close / shutdown, answers liveness, and hands each finished run
+// to RunCompletion. A run leaves the table only once its outcome is recorded.
+// Loop thread only.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exec/cost_probe.h"
+#include "exec/proc_info.h"
+#include "exec/run_types.h"
+#include "service/core.h"
+#include "service/ports.h"
+#include "service/run_completion.h"
+
+namespace conclave::service {
+
+class RunSupervisor : public RunStarter, public RunControl {
+ public:
+  RunSupervisor(Core& core, RunCompletion& completion) : core_(core), completion_(completion) {}
+
+  void StartRuns(const std::vector<std::pair<int64_t, std::string>>& runs) override;
+  void StopRun(int64_t dispatch_id, domain::StopReason reason, const std::string& detail) override;
+  std::vector<Liveness> LivenessOf(const std::vector<int64_t>& task_ids) override;
+
+  // Shutdown: stops every run (their dispatches become interrupted and re-queued) and calls
+  // done once all are recorded, or after kill_grace + 2 s at the latest.
+  void StopAll(std::function<void()> done);
+  int running() const { return static_cast<int>(runs_.size()); }
+
+  // The running dispatch whose worker is one of the processes in `chain` (pid and start time
+  // both match), if any.
+  std::optional<domain::Dispatch> DispatchOf(const std::vector<exec::ProcessLink>& chain);
+
+ private:
+  struct ActiveRun {
+    std::shared_ptr<exec::RunHandle> run;
+    int64_t last_heartbeat_ms = 0;
+    exec::CostProbe cost;
+  };
+
+  void Launch(int64_t dispatch_id, const std::string& token);
+  StatusOr<exec::LaunchPlan> Plan(const domain::Dispatch& d, const std::string& token,
+                                  const domain::Task& t, const domain::Terminal& term,
+                                  const exec::Profile& p);
+  exec::RunLimits LimitsFor(const domain::Dispatch& d, const exec::Profile& p) const;
+  exec::RunCallbacks CallbacksFor(int64_t dispatch_id);
+  void RecordPid(int64_t dispatch_id, const exec::RunHandle& run);
+  void NotLaunched(int64_t dispatch_id, domain::StopReason reason, const std::string& detail);
+  void OnStdout(int64_t dispatch_id, std::string_view chunk);
+  void OnOutput(int64_t dispatch_id);
+  void OnIdle(int64_t dispatch_id, std::chrono::milliseconds silent);
+  void OnFinished(int64_t dispatch_id, const exec::RunOutcome& outcome);
+  void MaybeAllStopped();
+
+  Core& core_;
+  RunCompletion& completion_;
+  std::map<int64_t, ActiveRun> runs_;
+  std::function<void()> all_stopped_;
+  std::shared_ptr<Alarm> stop_deadline_;
+};
+
+}  // namespace conclave::service

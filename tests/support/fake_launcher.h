@@ -1,0 +1,88 @@
+// FakeLauncher: a Launcher that starts nothing. Each launch is recorded with its plan and
+// callbacks; the test ends a run with Finish(), which writes the given stdout where the daemon
+// reads it (the plan's stdout.log) and reports the outcome — as the real WorkerRun would, once
+// the process is reaped and its pipes are at EOF.
+#pragma once
+
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exec/launcher.h"
+
+namespace conclave::testing {
+
+class FakeRun final : public exec::RunHandle {
+ public:
+  explicit FakeRun(int pid) : pid_(pid) {}
+  pid_t pid() const override { return pid_; }
+  int64_t start_time() const override { return 1; }
+  void Stop(domain::StopReason reason, const std::string& detail) override {
+    if (stop == domain::StopReason::kNone) {
+      stop = reason;
+      stop_detail = detail;
+    }
+  }
+  bool finished() const override { return finished_; }
+  std::chrono::steady_clock::time_point last_output() const override { return {}; }
+
+  domain::StopReason stop = domain::StopReason::kNone;
+  std::string stop_detail;
+  bool finished_ = false;
+
+ private:
+  int pid_;
+};
+
+class FakeLauncher final : public exec::Launcher {
+ public:
+  struct Started {
+    exec::LaunchPlan plan;
+    exec::RunLimits limits;
+    exec::RunCallbacks cb;
+    std::shared_ptr<FakeRun> run;
+  };
+
+  StatusOr<std::shared_ptr<exec::RunHandle>> Launch(const exec::LaunchPlan& plan,
+                                                    const exec::RunLimits& limits,
+                                                    exec::RunCallbacks cb) override {
+    if (!fail_next.empty()) return FailedPrecondition(std::exchange(fail_next, ""));
+    auto run = std::make_shared<FakeRun>(next_pid_++);
+    launches.push_back({plan, limits, std::move(cb), run});
+    return std::shared_ptr<exec::RunHandle>(run);
+  }
+
+  // Runs not finished yet, oldest first.
+  std::vector<Started*> Running() {
+    std::vector<Started*> out;
+    for (auto& l : launches) {
+      if (!l.run->finished_) out.push_back(&l);
+    }
+    return out;
+  }
+
+  // Ends a run: its stdout (as the worker printed it) and exit code; a stop requested with
+  // Stop() is reported as such.
+  void Finish(Started* l, const std::string& stdout_text, int exit_code = 0,
+              const std::string& stderr_text = "") {
+    std::ofstream(l->plan.stdout_path) << stdout_text;
+    exec::RunOutcome o;
+    o.exit_code = exit_code;
+    o.stop = l->run->stop;
+    o.stop_detail = l->run->stop_detail;
+    o.stdout_bytes = static_cast<int64_t>(stdout_text.size());
+    o.stderr_tail = stderr_text;
+    l->run->finished_ = true;
+    if (l->cb.on_finished) l->cb.on_finished(o);
+  }
+
+  std::vector<Started> launches;
+  std::string fail_next;  // the next Launch fails with this message
+
+ private:
+  int next_pid_ = 100000;
+};
+
+}  // namespace conclave::testing

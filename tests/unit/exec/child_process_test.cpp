@@ -1,0 +1,37 @@
+// Unit tests: spawning workers into their own process group (exec/child_process, exec/proc_info).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "exec/child_process.h"
+#include "exec/proc_info.h"
+
+using namespace conclave;
+
+namespace {
+
+TEST_CASE("spawned children get their own process group — start time identifies them",
+          "[exec]") {
+  exec::SpawnSpec spec;
+  spec.argv = {"sleep", "5"};
+  spec.env = {"PATH=/usr/bin:/bin"};
+  spec.cwd = "/";
+  auto c = exec::SpawnChild(spec);
+  REQUIRE(c.ok());
+  CHECK(getpgid(c->pid) == c->pid);
+  CHECK(c->start_time > 0);
+  CHECK(exec::SameProcess(c->pid, c->start_time));
+  CHECK(!exec::SameProcess(c->pid, c->start_time + 1));  // a recycled pid never matches
+  exec::SignalGroup(c->pid, SIGKILL);
+  int st;
+  waitpid(c->pid, &st, 0);
+  CHECK(!exec::ProcessGroupAlive(c->pid));
+  spec.argv = {"definitely-not-a-program-xyz"};
+  auto missing = exec::SpawnChild(spec);
+  CHECK(!missing.ok());
+  CHECK(missing.status().message().find("not found") != std::string::npos);
+}
+
+}  // namespace

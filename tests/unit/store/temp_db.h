@@ -1,0 +1,62 @@
+// A real SQLite file in a fresh temporary directory, removed afterwards (store unit tests);
+// optionally migrated to the embedded schema; and a bounded poll for a condition another
+// thread makes true (no sleeps).
+#pragma once
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "domain/message.h"
+#include "store/database.h"
+#include "store/migrations.h"
+
+namespace conclave::testing {
+
+struct TempDb {
+  std::string dir;
+  std::unique_ptr<store::Database> db;
+  explicit TempDb(bool migrate = false, store::Database::Options opts = {}) {
+    char t[] = "/tmp/cvuXXXXXX";
+    dir = mkdtemp(t);
+    db = std::make_unique<store::Database>(path(), opts);
+    if (migrate && !store::ApplyMigrations(*db, store::EmbeddedMigrations()).ok()) {
+      throw std::runtime_error("migrations failed");
+    }
+  }
+  ~TempDb() {
+    db.reset();
+    std::filesystem::remove_all(dir);
+  }
+  std::string path() const { return dir + "/t.db"; }
+};
+
+inline domain::MessageRecord Msg(const std::string& to, const std::string& type, int64_t task = 0) {
+  domain::MessageRecord m;
+  m.created_ms = 1;
+  m.type = type;
+  m.from = "coordinator";
+  m.to = to;
+  m.subject = "s";
+  m.thread_id = "t";
+  m.task_id = task;
+  return m;
+}
+
+// Yields until cond() or timeout; returns the last value.
+inline bool PollUntil(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
+  auto until = std::chrono::steady_clock::now() + timeout;
+  while (!cond()) {
+    if (std::chrono::steady_clock::now() > until) return cond();
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+}  // namespace conclave::testing
