@@ -138,10 +138,8 @@ std::optional<DispatchRecord> DispatchStore::LatestForTerminal(const std::string
   return ReadRow(st);
 }
 
-std::vector<DispatchRecord> DispatchStore::InState(domain::DispatchState state) {
-  static const std::string kSql = std::string(kSelect) + " WHERE state = ? ORDER BY id";
-  auto st = db_.Prepare(kSql);
-  st.Bind(1, Text(state));
+int64_t DispatchStore::CountInState(domain::DispatchState state) {
+  return ReadCounter(db_, "dispatches_" + Text(state));
 }
 
 int DispatchStore::CountRunningForProfile(const std::string& profile) {

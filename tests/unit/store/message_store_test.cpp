@@ -205,9 +205,16 @@ TEST_CASE("maintained counters equal a count of the rows through inserts and upd
   CHECK(hs.Count() == CountRows(*t.db, "handles WHERE closed = 0"));
   CHECK(hs.Count() == 3);
 
-  for (int i = 0; i < 4; ++i) ts.Insert({"w" + std::to_string(i), "p", "/tmp", "idle", 0, 1});
-  ts.SetState("w1", "closed", 0);
-  ts.SetState("w2", "busy", 7);
+  for (int i = 0; i < 4; ++i) {
+    ts.Insert({"w" + std::to_string(i), "p", "/tmp", domain::TerminalState::kIdle, 0, 1});
+  }
+  auto w1 = *ts.Get("w1");
+  w1.state = domain::TerminalState::kClosed;
+  ts.Save(w1);
+  auto w2 = *ts.Get("w2");
+  w2.state = domain::TerminalState::kBusy;
+  w2.active_dispatch = 7;
+  ts.Save(w2);
   CHECK(ts.CountOpen() == CountRows(*t.db, "terminals WHERE state != 'closed'"));
   CHECK(ts.CountOpen() == 3);
 
@@ -215,12 +222,12 @@ TEST_CASE("maintained counters equal a count of the rows through inserts and upd
   for (int i = 0; i < 6; ++i) {
     store::TaskRecord r;
     r.title = "t";
-    r.status = "pending";
+    r.status = domain::TaskState::kPending;
     ids.push_back(tasks.Insert(r));
   }
   for (int i = 0; i < 4; ++i) {
     auto r = *tasks.Get(ids[i]);
-    r.status = i < 2 ? "completed" : "failed";
+    r.status = i < 2 ? domain::TaskState::kCompleted : domain::TaskState::kFailed;
     tasks.Update(r);
   }
   auto r = *tasks.Get(ids[0]);
@@ -235,13 +242,13 @@ TEST_CASE("maintained counters equal a count of the rows through inserts and upd
     d.coordinator = "c";
     d.id = ds.Insert(d);
     if (i) {
-      d.state = "running";
+      d.state = domain::DispatchState::kRunning;
       ds.Update(d);
     }
   }
-  CHECK(ds.CountInState("queued") == 1);
-  CHECK(ds.CountInState("running") == 2);
-  CHECK(ds.CountInState("failed") == 0);
+  CHECK(ds.CountInState(domain::DispatchState::kQueued) == 1);
+  CHECK(ds.CountInState(domain::DispatchState::kRunning) == 2);
+  CHECK(ds.CountInState(domain::DispatchState::kFailed) == 0);
 }
 
 TEST_CASE("counters start from the rows already there when the migration runs", "[store]") {

@@ -8,13 +8,16 @@
 
 #include <set>
 
+#include "store/cooldown_store.h"
 #include "store/counters.h"
 #include "store/dispatch_store.h"
 #include "store/gate_store.h"
 #include "store/handle_store.h"
 #include "store/message_store.h"
 #include "store/migrations.h"
+#include "store/report_store.h"
 #include "store/review_store.h"
+#include "store/spend_store.h"
 #include "store/task_store.h"
 #include "store/terminal_store.h"
 #include "temp_db.h"
@@ -62,9 +65,10 @@ void ExerciseEveryQuery(store::Database& db) {
   hs.List(false);
   hs.Count();
 
-  ts.Insert({"w", "p", "/tmp", "idle", 0, 1});
-  ts.Get("w");
-  ts.SetState("w", "busy", 1);
+  ts.Insert({"w", "p", "/tmp", domain::TerminalState::kIdle, 0, 1});
+  auto w = *ts.Get("w");
+  w.state = domain::TerminalState::kBusy;
+  ts.Save(w);
   ts.List(true);
   ts.List(false);
   ts.CountOpen();
@@ -102,13 +106,13 @@ void ExerciseEveryQuery(store::Database& db) {
 
   store::TaskRecord t;
   t.title = "t";
-  t.status = "pending";
+  t.status = domain::TaskState::kPending;
   t.idem_key = "k";
   t.session = "s";
   t.id = tasks.Insert(t);
   tasks.Get(t.id);
   tasks.GetByKey("k");
-  t.status = "ready";
+  t.status = domain::TaskState::kReady;
   tasks.Update(t);
   tasks.List("", 10);
   tasks.List("ready", 10);
@@ -117,7 +121,6 @@ void ExerciseEveryQuery(store::Database& db) {
   tasks.Dependants(t.id + 1);
   tasks.CountByStatus();
   tasks.SessionSpend("s");
-  tasks.SpendBySession();
 
   store::DispatchRecord d;
   d.task_id = t.id;
@@ -127,16 +130,31 @@ void ExerciseEveryQuery(store::Database& db) {
   d.coordinator = "c";
   d.id = ds.Insert(d);
   ds.Get(d.id);
-  d.state = "running";
+  d.state = domain::DispatchState::kRunning;
   ds.Update(d);
   ds.ForTask(t.id);
-  ds.InState("running");
+  ds.InState(domain::DispatchState::kRunning);
   ds.LatestForTerminal("w");
-  ds.CountInState("running");
+  ds.CountInState(domain::DispatchState::kRunning);
   ds.CountRunningForProfile("p");
   ds.TaskSpend(t.id);
   ds.FamilySpendSince("f", 0);
-  ds.SpendByFamilySince(0);
+
+  store::SpendStore spend(db);
+  spend.Task(t.id);
+  spend.Session("s");
+  spend.FamilySince("f", 0);
+  spend.FamiliesSince(0);
+  spend.Sessions();
+
+  store::ReportStore report(db);
+  report.DispatchReliability(0);
+  report.MalformedRounds(0);
+
+  store::CooldownStore cooldowns(db);
+  cooldowns.Put({"p", 5, "rate limited"});
+  cooldowns.Active("p", 1);
+  cooldowns.AllActive(1);
 
   store::GateRecord g;
   g.task_id = t.id;
