@@ -1,6 +1,8 @@
 // conclaved: reads the config, wires the layers, runs the loop. Nothing else lives here.
 #include <fcntl.h>
 #include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
@@ -14,13 +16,12 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 #include <thread>
 
 #include "api/conclave_service.h"
 #include "api/grpc_server.h"
 #include "common/clock.h"
+#include "conclave_build_info.h"
 #include "config/config.h"
 #include "service/services.h"
 #include "store/migrations.h"
@@ -54,14 +55,18 @@ int LockStateDir(const std::string& dir, std::string* error) {
 
 int main(int argc, char** argv) {
   using namespace conclave;
-  CLI::App app{"conclaved — the Conclave orchestration daemon"};
+  CLI::App app{
+      "conclaved: the Conclave orchestration daemon - a durable queue of tasks, named "
+      "worker terminals running model CLIs as supervised child processes, and "
+      "cross-family reviews, behind a gRPC API on a unix socket (see conclave(1))."};
   config::Flags flags;
   app.add_option("--config", flags.config_file, "JSON config file");
   app.add_option("--state-dir", flags.state_dir, "state directory (database, transcripts)");
   app.add_option("--listen", flags.listen, "unix:/path.sock or tcp:127.0.0.1:PORT");
   app.add_option("--log-level", flags.log_level, "trace|debug|info|warn|error");
   app.add_option("--profiles", flags.profiles_dir, "directory of profile *.json files");
-  app.set_version_flag("--version", std::string(CONCLAVE_VERSION));
+  app.set_version_flag("--version", std::string("conclaved ") + CONCLAVE_VERSION + " (commit " +
+                                        CONCLAVE_GIT_COMMIT + ")");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -130,8 +135,14 @@ int main(int argc, char** argv) {
     std::cerr << "conclaved: " << server.status().message() << "\n";
     return 1;
   }
-  spdlog::info("conclaved {} serving on {} (state {}, schema {}, {} profiles)", CONCLAVE_VERSION,
-               c.listen, c.state_dir, schema.value(), core.profiles.profiles.size());
+  // Migrations and recovery are done: health checks say SERVING until shutdown begins or the
+  // store starts refusing writes.
+  api::HealthStatus health(*server.value());
+  core.batcher.set_health_reporter(&health);
+  health.MarkServing();
+  spdlog::info("conclaved {} ({}) serving on {} (state {}, schema {}, {} profiles)",
+               CONCLAVE_VERSION, CONCLAVE_GIT_COMMIT, c.listen, c.state_dir, schema.value(),
+               core.profiles.profiles.size());
   sd_notify(0, "READY=1");
 
   // Watchdog: pinged from the loop, so a wedged loop stops the pings.
@@ -152,6 +163,7 @@ int main(int argc, char** argv) {
     if (e) return;
     spdlog::info("signal {}: shutting down", sig);
     sd_notify(0, "STOPPING=1");
+    health.MarkStopping();  // NOT_SERVING before Server::Shutdown begins
     grpc_service.SetStopping();
     watchdog.cancel();
     core.bus.ExpireAll();
@@ -180,6 +192,7 @@ int main(int argc, char** argv) {
   }
   if (shutdown_thread.joinable()) shutdown_thread.join();
   server.value()->Wait();
+  core.batcher.set_health_reporter(nullptr);
   core.batcher.Flush();
   spdlog::info("conclaved stopped");
   close(lock_fd);

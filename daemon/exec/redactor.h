@@ -1,6 +1,7 @@
 // StreamRedactor: replaces every occurrence of any secret with "[REDACTED]" in a byte stream
-// fed in arbitrary chunks. It holds back the last (longest secret − 1) bytes so a secret split
-// across two chunks is still caught. RedactAll() is the one-shot form for stored text.
+// fed in arbitrary chunks. It holds back only a tail that could be the start of a secret (at
+// most longest secret − 1 bytes), so a secret split across two chunks is still caught while
+// ordinary output is emitted at once. RedactAll() is the one-shot form for stored text.
 #pragma once
 
 #include <string>
@@ -22,7 +23,6 @@ class StreamRedactor {
 
  private:
   std::vector<std::string> secrets_;
-  size_t hold_ = 0;
   std::string pending_;
 };
 

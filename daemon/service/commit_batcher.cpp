@@ -40,7 +40,7 @@ Status CommitBatcher::Write(const std::function<Status()>& fn) {
       after_commit_.resize(actions_mark);
     }
   } catch (const store::StoreError& e) {
-    broken_reason_ = e.what();
+    MarkBroken(e.what());
     spdlog::critical("store savepoint failed: {}", e.what());
     return Unavailable(std::string("store: ") + e.what());
   }
@@ -63,7 +63,7 @@ void CommitBatcher::Flush() {
     ++commits_;
   } catch (const store::StoreError& e) {
     ok = false;
-    broken_reason_ = e.what();
+    MarkBroken(e.what());
     spdlog::critical("COMMIT failed, refusing further writes: {}", e.what());
     try { db_.Exec("ROLLBACK"); } catch (const store::StoreError&) {}
   }
@@ -84,6 +84,12 @@ void CommitBatcher::Flush() {
       spdlog::error("after-commit action failed: {}", e.what());
     }
   }
+}
+
+void CommitBatcher::MarkBroken(const std::string& reason) {
+  bool first = broken_reason_.empty();
+  broken_reason_ = reason.empty() ? "unknown store error" : reason;
+  if (first && health_) health_->ReportNotServing("the store refuses writes: " + broken_reason_);
 }
 
 }  // namespace conclave::service

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/health_reporter.h"
 #include "common/status.h"
 #include "domain/message.h"
 #include "store/database.h"
@@ -40,6 +41,9 @@ class CommitBatcher {
   // Commits now (normally posted automatically). Safe to call with nothing open.
   void Flush();
 
+  // Told (once) when the batcher starts refusing writes, so health checks say NOT_SERVING.
+  void set_health_reporter(HealthReporter* reporter) { health_ = reporter; }
+
   bool broken() const { return !broken_reason_.empty(); }
   const std::string& broken_reason() const { return broken_reason_; }
   int64_t commits() const { return commits_; }
@@ -53,6 +57,9 @@ class CommitBatcher {
   std::vector<std::function<void(bool)>> after_commit_;
   std::string broken_reason_;
   int64_t commits_ = 0;
+  HealthReporter* health_ = nullptr;
+
+  void MarkBroken(const std::string& reason);
 };
 
 }  // namespace conclave::service

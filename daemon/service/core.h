@@ -20,6 +20,8 @@
 
 namespace conclave::service {
 
+class TranscriptFollower;
+
 struct Core {
   Core(boost::asio::io_context& io_ctx, const config::Config& cfg, store::Database& database)
       : io(io_ctx),
@@ -48,6 +50,9 @@ struct Core {
   exec::ProfileSet profiles;
   int64_t started_ms = 0;
   std::string listener;
+  // Live transcript streams; set by Services. The run supervisor calls its OnAppended and
+  // OnFinished hooks.
+  TranscriptFollower* transcripts = nullptr;
 
   // Hooks installed by the dispatch service (messaging must not depend on it):
   // validates a worker's own report (type worker_done with a dispatch token) and fills in the

@@ -1,11 +1,11 @@
 // TaskService: what happens when a worker run ends — parse, classify, apply the failure
 // policy (retry, breaker, cooldown), record, tell the coordinator, free the terminal.
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <random>
-#include <spdlog/spdlog.h>
 
 #include "common/clock.h"
 #include "common/utf8.h"
@@ -18,6 +18,7 @@
 #include "exec/output_parser.h"
 #include "exec/worktree_check.h"
 #include "service/task_service.h"
+#include "service/transcript_follower.h"
 
 namespace conclave::service {
 namespace {
@@ -336,6 +337,7 @@ void TaskService::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o) 
     return Status::Ok();
   });
   dispatch_extras_.erase(dispatch_id);  // a requeued attempt copied what it needs
+  if (core_.transcripts) core_.transcripts->OnFinished(dispatch_id);  // transcript complete
   if (!s.ok()) {
     spdlog::error("dispatch {}: recording the outcome failed: {}", dispatch_id, s.message());
     return;

@@ -1,5 +1,6 @@
 // TaskService: accepting a dispatch, choosing a terminal (queueing when none is free), and
 // spawning the worker once the "running" row has committed.
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -7,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "common/clock.h"
 #include "common/random.h"
@@ -17,6 +17,7 @@
 #include "exec/child_process.h"
 #include "exec/proc_info.h"
 #include "service/task_service.h"
+#include "service/transcript_follower.h"
 
 extern char** environ;
 
@@ -504,6 +505,7 @@ void TaskService::Spawn(int64_t dispatch_id) {
   exec::WorkerRun::Callbacks cb;
   cb.on_stdout = [this, dispatch_id](std::string_view chunk) { OnStdout(dispatch_id, chunk); };
   cb.on_output = [this, dispatch_id] {
+    if (core_.transcripts) core_.transcripts->OnAppended(dispatch_id);  // live followers
     auto it = runs_.find(dispatch_id);
     if (it == runs_.end()) return;
     int64_t now = NowMs();

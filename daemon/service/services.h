@@ -8,13 +8,18 @@
 #include "service/messaging_service.h"
 #include "service/review_service.h"
 #include "service/task_service.h"
+#include "service/transcript_follower.h"
 
 namespace conclave::service {
 
 struct Services {
-  explicit Services(Core& c) : core(c), messaging(c), tasks(c, messaging), reviews(c, messaging, tasks) {}
+  explicit Services(Core& c)
+      : core(c), messaging(c), transcripts(c), tasks(c, messaging), reviews(c, messaging, tasks) {
+    core.transcripts = &transcripts;
+  }
   Core& core;
   MessagingService messaging;
+  TranscriptFollower transcripts;
   TaskService tasks;
   ReviewService reviews;
 

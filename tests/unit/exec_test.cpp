@@ -96,6 +96,16 @@ TEST_CASE("streaming redaction catches secrets split across chunks", "[exec]") {
   CHECK(exec::RedactAll("no secrets here", {}) == "no secrets here");
 }
 
+TEST_CASE("streaming redaction holds back only what could start a secret", "[exec]") {
+  exec::StreamRedactor r({"sk-SECRET-value"});
+  CHECK(r.Feed("tick-1\n") == "tick-1\n");  // a live line goes out at once
+  CHECK(r.Feed("key=sk-SE") == "key=");     // "sk-SE" may be a secret's start: held
+  CHECK(r.Feed("CRET-value!") == "[REDACTED]!");
+  CHECK(r.Feed("s") == "");      // "s" could start one too
+  CHECK(r.Feed("o ") == "so ");  // "so " cannot
+  CHECK(r.Finish().empty());
+}
+
 TEST_CASE("brief rendering: sections, template placeholders and the contract", "[exec]") {
   exec::BriefInput in;
   in.brief = "ROLE: writer\nTASK:\nfix the bug\nDONE: tests pass\n";
