@@ -156,8 +156,11 @@ void AddWaitCommands(CLI::App& app, Options& opts, int* rc) {
     req.set_from(wt->f.from);
     for (int64_t t : wt->f.tasks) req.add_task_ids(t);
     // Resolving "now" to a seq first makes every reconnect exact, even before the first event.
-    int64_t cursor = wt->after;
-    if (cursor < 0 && !CurrentHead(c, &cursor, rc)) return;  // unreachable at start: exit 3
+    // The probe also makes a daemon that cannot be reached at the start exit 3 at once; only
+    // a watch that was connected keeps retrying.
+    int64_t head = 0;
+    if (!CurrentHead(c, &head, rc)) return;
+    int64_t cursor = wt->after >= 0 ? wt->after : head;
     int backoff_ms = 100;
     bool reported = false;
     for (;;) {

@@ -11,8 +11,9 @@ PACKAGES=(
   procps iproute2
   # health.proto / reflection.proto for the tests that call the standard gRPC services
   grpc-proto
-  # man pages generated from --help; the .deb (cpack -G DEB: dpkg-shlibdeps needs file)
-  help2man dpkg-dev file
+  # man pages generated from --help; the .deb (cpack -G DEB: dpkg-shlibdeps needs file);
+  # zsh and fish to check the generated completion scripts
+  help2man dpkg-dev file zsh fish
 )
 # Node.js and npm run the real model CLIs in the end-to-end tests. A machine that already has
 # them (e.g. from another repository) keeps its own; Debian's npm conflicts with those builds.

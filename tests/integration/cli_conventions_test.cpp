@@ -111,6 +111,8 @@ TEST_CASE("exit 3 only when the daemon cannot be reached - its own refusals are 
   CHECK(down.exit_code == 3);
   CHECK(down.err.find("cannot reach conclaved") != std::string::npos);
   CHECK(json::parse(down.out)["error"]["unreachable"] == true);
+  // watch retries only once it was connected: unreachable at the start is exit 3 at once.
+  CHECK(d.Cli({"watch", "--after", "0"}).exit_code == 3);
 
   // RESOURCE_EXHAUSTED from the daemon (a spent task budget) prints as itself, exit 1.
   json cfg = {{"retry", {{"base_ms", 50}, {"max_ms", 200}, {"max_attempts", 2}}}};
@@ -169,14 +171,26 @@ TEST_CASE("completion scripts come from the command tree and parse in their shel
   CHECK(l2 == "--follow");
   CHECK(l3.find("--brief") != std::string::npos);
   CHECK(l3.find("--json") != std::string::npos);  // global flags are offered after subcommands
+  // zsh and fish (deploy/install-deps.sh installs both): the scripts load and complete.
   if (access("/usr/bin/zsh", X_OK) == 0) {
-    CHECK(RunProgram({"/usr/bin/zsh", "-n", "-c", Conclave({"completion", "zsh"}).out}).exit_code ==
-          0);
+    RunResult zsh = RunProgram(
+        {"/usr/bin/zsh", "-c",
+         "autoload -U compinit && compinit -u -D; " + Conclave({"completion", "zsh"}).out +
+             "\n__conclave_subs 'conclave terminal'; __conclave_optkind 'conclave task create' "
+             "--brief"});
+    INFO(zsh.err);
+    CHECK(zsh.exit_code == 0);
+    CHECK(zsh.out == "create list show close read\nFILE\n");
   }
   if (access("/usr/bin/fish", X_OK) == 0) {
-    CHECK(
-        RunProgram({"/usr/bin/fish", "-n", "-c", Conclave({"completion", "fish"}).out}).exit_code ==
-        0);
+    RunResult fish = RunProgram(
+        {"/usr/bin/fish", "-c",
+         Conclave({"completion", "fish"}).out +
+             "\ncomplete -C 'conclave terminal read h1 --fo'; complete -C 'conclave --json ter'"});
+    INFO(fish.err);
+    CHECK(fish.exit_code == 0);
+    CHECK(fish.out.rfind("--follow\t", 0) == 0);
+    CHECK(fish.out.find("\nterminal\t") != std::string::npos);
   }
 }
 
