@@ -67,7 +67,9 @@ void AddReviewCommands(CLI::App& app, Options& opts, int* rc) {
   };
   auto a = std::make_shared<Args>();
   auto* start = review->add_subcommand("start", "start a review of an artifact");
-  start->add_option("--artifact", a->artifact, "file, or - for stdin")->required();
+  start->add_option("--artifact", a->artifact, "file, or - for stdin")
+      ->required()
+      ->type_name("FILE");
   start->add_option("--artifact-kind", a->kind, "diff|code|doc|spec");
   start->add_option("--writer-family", a->writer, "family of the model that wrote it")->required();
   start->add_option("--mode", a->mode, "mechanical|simple|ordinary|strong|debate");
@@ -122,7 +124,7 @@ void AddReviewCommands(CLI::App& app, Options& opts, int* rc) {
     v1::Review r;
     auto ctx = c.Context(a->timeout_ms + 15000);
     auto s = c.stub().WaitReview(ctx.get(), req, &r);
-    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (!s.ok()) return void(*rc = c.Fail(s, ctx.get()));
     if (c.json()) PrintJson(r); else PrintReview(r, true);
     if (r.status() != "done") *rc = kExitTimeout;
   });
@@ -164,7 +166,9 @@ void AddReviewCommands(CLI::App& app, Options& opts, int* rc) {
   });
   auto* regate = review->add_subcommand("regate", "review a new revision of the artifact afresh");
   regate->add_option("id", a->id)->required();
-  regate->add_option("--artifact", a->artifact, "file, or - for stdin")->required();
+  regate->add_option("--artifact", a->artifact, "file, or - for stdin")
+      ->required()
+      ->type_name("FILE");
   regate->callback([&opts, rc, a] {
     Client c(opts);
     v1::RegateRequest req;
@@ -189,7 +193,7 @@ void AddReviewCommands(CLI::App& app, Options& opts, int* rc) {
     v1::DoctorReply r;
     auto ctx = c.Context(120000);
     auto s = c.stub().Doctor(ctx.get(), v1::DoctorRequest(), &r);
-    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (!s.ok()) return void(*rc = c.Fail(s, ctx.get()));
     bool all = true;
     for (const auto& p : r.profiles()) all &= p.ready();
     if (!r.errors().empty()) all = false;

@@ -48,6 +48,8 @@ class ConclaveService final : public ::conclave::v1::Conclave::CallbackService {
   Unary* GetTerminal(CTX*, const v1::GetTerminalRequest*, v1::Terminal*) override;
   Unary* CloseTerminal(CTX*, const v1::CloseTerminalRequest*, v1::Terminal*) override;
   Unary* ReadTranscript(CTX*, const v1::ReadTranscriptRequest*, v1::TranscriptChunk*) override;
+  grpc::ServerWriteReactor<v1::TranscriptChunk>* FollowTranscript(
+      CTX*, const v1::FollowTranscriptRequest*) override;
   Unary* CreateTask(CTX*, const v1::CreateTaskRequest*, v1::CreateTaskReply*) override;
   Unary* ListTasks(CTX*, const v1::ListTasksRequest*, v1::ListTasksReply*) override;
   Unary* GetTask(CTX*, const v1::GetTaskRequest*, v1::TaskDetail*) override;

@@ -46,6 +46,15 @@ class QueuePump {
   virtual void Pump() = 0;
 };
 
+// Live transcripts (TranscriptFollower): output was appended to a dispatch's transcript; the
+// run ended and its transcript is complete (called once its outcome's write was made).
+class TranscriptSink {
+ public:
+  virtual ~TranscriptSink() = default;
+  virtual void OnAppended(int64_t dispatch_id) = 0;
+  virtual void OnFinished(int64_t dispatch_id) = 0;
+};
+
 // Told after a dispatch's outcome committed (ReviewService, FlowService).
 class DispatchListener {
  public:

@@ -94,6 +94,8 @@ void RunCompletion::Record(int64_t dispatch_id, const exec::RunOutcome& outcome,
 void RunCompletion::AfterRecorded(const std::vector<int64_t>& to_start,
                                   std::optional<domain::Dispatch> done, std::function<void()> retry) {
   scheduler_.StartAfterCommit(to_start);
+  // Live followers get their last chunk after this commit (TranscriptFollower defers it).
+  if (done && transcripts_) transcripts_->OnFinished(done->id);
   core_.batcher.AfterCommit([this, done, retry](bool ok) {
     if (!ok) return core_.batcher.WhenWritable(retry);  // a full disk rolled it back: again
     if (!done) return;
@@ -285,6 +287,7 @@ void RunCompletion::FailInternally(int64_t dispatch_id, const std::string& error
     return;
   }
   scheduler_.StartAfterCommit(to_start);
+  if (transcripts_) transcripts_->OnFinished(dispatch_id);
 }
 
 }  // namespace conclave::service

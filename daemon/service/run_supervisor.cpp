@@ -138,6 +138,7 @@ void RunSupervisor::OnStdout(int64_t dispatch_id, std::string_view chunk) {
 }
 
 void RunSupervisor::OnOutput(int64_t dispatch_id) {
+  if (transcripts_) transcripts_->OnAppended(dispatch_id);
   auto it = runs_.find(dispatch_id);
   if (it == runs_.end()) return;
   int64_t now = core_.clock.NowMs();

@@ -24,6 +24,7 @@ namespace conclave::service {
 class RunSupervisor : public RunStarter, public RunControl {
  public:
   RunSupervisor(Core& core, RunCompletion& completion) : core_(core), completion_(completion) {}
+  void Connect(TranscriptSink* transcripts) { transcripts_ = transcripts; }
 
   void StartRuns(const std::vector<std::pair<int64_t, std::string>>& runs) override;
   void StopRun(int64_t dispatch_id, domain::StopReason reason, const std::string& detail) override;
@@ -63,6 +64,7 @@ class RunSupervisor : public RunStarter, public RunControl {
   RunCompletion& completion_;
   std::map<int64_t, ActiveRun> runs_;
   std::function<void()> all_stopped_;
+  TranscriptSink* transcripts_ = nullptr;
   std::shared_ptr<Alarm> stop_deadline_;
 };
 

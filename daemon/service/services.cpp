@@ -10,6 +10,7 @@ Services::Services(Core& c)
     : core(c),
       review_store(c.db),
       messaging(c),
+      transcripts(c),
       terminals(c),
       tasks(c),
       budgets(c),
@@ -29,6 +30,8 @@ Services::Services(Core& c)
   scheduler.Connect(&runs);
   gates.Connect(&scheduler);
   completion.AddListener(&review_rounds);
+  completion.Connect(&transcripts);
+  runs.Connect(&transcripts);
   review_rounds.Connect(&reviews);
 }
 

@@ -22,6 +22,7 @@
 #include "service/run_supervisor.h"
 #include "service/task_service.h"
 #include "service/terminal_service.h"
+#include "service/transcript_follower.h"
 #include "service/worker_reports.h"
 #include "store/review_store.h"
 
@@ -60,6 +61,7 @@ struct Services {
   Core& core;
   store::ReviewStore review_store;
   MessagingService messaging;
+  TranscriptFollower transcripts;
   TerminalService terminals;
   TaskService tasks;
   BudgetGuard budgets;

@@ -32,7 +32,7 @@ TEST_CASE("codex: success, usage split into uncached and cached input", "[parser
   CHECK(e.result_text == kContractText);
 }
 
-TEST_CASE("codex: a slow answer arrives whole; tool runs", "[parser][codex]") {
+TEST_CASE("codex: a slow answer arrives whole — tool runs", "[parser][codex]") {
   auto s = ParseRun("codex-jsonl", LoadCliRun(kDir, "slowstream"));
   CHECK(s.failure == FailureKind::kNone);
   CHECK(Contains(s.result_text, "streamed over 6 s"));
@@ -72,7 +72,7 @@ TEST_CASE("codex: provider errors from the error / turn.failed events", "[parser
   }
 }
 
-TEST_CASE("codex: --output-schema answer is the structured output; --sandbox read-only holds",
+TEST_CASE("codex: --output-schema answer is the structured output — --sandbox read-only holds",
           "[parser][codex]") {
   auto run = LoadCliRun(kDir, "findings");
   auto p = ParseRun("codex-jsonl", run);

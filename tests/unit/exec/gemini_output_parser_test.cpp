@@ -15,7 +15,7 @@ const char* const kStream = "gemini/stream-json";
 const char* const kJson = "gemini/json";
 }  // namespace
 
-TEST_CASE("gemini stream-json: success joins the deltas; usage from stats", "[parser][gemini]") {
+TEST_CASE("gemini stream-json: success joins the deltas — usage from stats", "[parser][gemini]") {
   auto p = ParseRun("gemini-stream-json", LoadCliRun(kStream, "success"));
   CHECK(p.failure == FailureKind::kNone);
   CHECK_FALSE(p.malformed);

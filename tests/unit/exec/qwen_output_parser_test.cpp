@@ -40,7 +40,7 @@ TEST_CASE("qwen stream-json: tool output saying 401 / connection refused is no p
   CHECK(k.failure != FailureKind::kTransportError);
 }
 
-TEST_CASE("qwen: an [API Error result with exit 0 and is_error:false is a failure",
+TEST_CASE("qwen: an API Error result with exit 0 and is_error:false is a failure",
           "[parser][qwen]") {
   for (auto [dir, parser] : {std::pair{kStream, "qwen-stream-json"}, std::pair{kJson, "qwen-json"}}) {
     INFO(dir);
@@ -55,7 +55,7 @@ TEST_CASE("qwen: an [API Error result with exit 0 and is_error:false is a failur
   }
 }
 
-TEST_CASE("qwen: --json-schema structured_result; plan mode offers no shell", "[parser][qwen]") {
+TEST_CASE("qwen: --json-schema structured_result — plan mode offers no shell", "[parser][qwen]") {
   auto p = ParseRun("qwen-stream-json", LoadCliRun(kStream, "findings"));
   CHECK(p.failure == FailureKind::kNone);
   REQUIRE(p.structured_output);
