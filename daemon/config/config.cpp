@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 namespace conclave::config {
 namespace fs = std::filesystem;
@@ -37,12 +38,10 @@ Status Read(const nlohmann::json& j, const char* key, T& out, const std::string&
   return Status::Ok();
 }
 
-Status ApplyFile(const std::string& file, Config& c) {
-  std::ifstream in(file);
-  if (!in) return InvalidArgument("config: cannot read " + file);
+Status ApplyText(std::string_view text, const std::string& file, Config& c) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument("config " + file + ": not valid JSON: " + e.what());
   }
@@ -90,14 +89,35 @@ Status ApplyFile(const std::string& file, Config& c) {
   return Status::Ok();
 }
 
+// Flags on top of the file's settings, then defaults and validation.
+StatusOr<Config> Finish(Config c, const Flags& flags);
+
 }  // namespace
 
 StatusOr<Config> LoadConfig(const Flags& flags) {
   Config c;
   if (!flags.config_file.empty()) {
-    Status s = ApplyFile(flags.config_file, c);
+    std::ifstream in(flags.config_file);
+    if (!in) return InvalidArgument("config: cannot read " + flags.config_file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    Status s = ApplyText(ss.str(), flags.config_file, c);
     if (!s.ok()) return s;
   }
+  return Finish(std::move(c), flags);
+}
+
+StatusOr<Config> LoadConfigFromJson(std::string_view text, const std::string& file,
+                                    const Flags& flags) {
+  Config c;
+  Status s = ApplyText(text, file, c);
+  if (!s.ok()) return s;
+  return Finish(std::move(c), flags);
+}
+
+namespace {
+
+StatusOr<Config> Finish(Config c, const Flags& flags) {
   if (!flags.state_dir.empty()) c.state_dir = flags.state_dir;
   if (!flags.listen.empty()) c.listen = flags.listen;
   if (!flags.log_level.empty()) c.log_level = flags.log_level;
@@ -139,4 +159,5 @@ StatusOr<Config> LoadConfig(const Flags& flags) {
   return c;
 }
 
+}  // namespace
 }  // namespace conclave::config

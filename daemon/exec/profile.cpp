@@ -129,6 +129,18 @@ StatusOr<Profile> ParseProfile(const nlohmann::json& j, const std::string& file,
   return p;
 }
 
+StatusOr<Profile> LoadProfileFromJson(std::string_view text, const std::string& file,
+                                      std::string* bad_field) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    if (bad_field) bad_field->clear();
+    return InvalidArgument(std::string("not valid JSON: ") + e.what());
+  }
+  return ParseProfile(j, file, bad_field);
+}
+
 ProfileSet LoadProfiles(const std::string& dir) {
   ProfileSet set;
   std::error_code ec;
@@ -145,15 +157,8 @@ ProfileSet LoadProfiles(const std::string& dir) {
     std::ifstream in(f);
     std::stringstream ss;
     ss << in.rdbuf();
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(ss.str());
-    } catch (const nlohmann::json::exception& e) {
-      set.errors.push_back({f.string(), "", std::string("not valid JSON: ") + e.what()});
-      continue;
-    }
     std::string field;
-    auto p = ParseProfile(j, f.string(), &field);
+    auto p = LoadProfileFromJson(ss.str(), f.string(), &field);
     if (!p.ok()) {
       set.errors.push_back({f.string(), field, p.status().message()});
       continue;

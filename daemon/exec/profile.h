@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -53,6 +54,10 @@ struct ProfileSet {
 };
 
 ProfileSet LoadProfiles(const std::string& dir);
+// Parses one profile file's text (`file` names it in errors); what LoadProfiles does per file.
+// Never throws; `bad_field` gets the offending field ("" when the text is not JSON).
+StatusOr<Profile> LoadProfileFromJson(std::string_view text, const std::string& file,
+                                      std::string* bad_field);
 // Parses one profile document; errors name the field.
 StatusOr<Profile> ParseProfile(const nlohmann::json& j, const std::string& file,
                                std::string* bad_field);
