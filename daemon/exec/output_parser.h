@@ -98,7 +98,21 @@ std::string Clip(std::string_view s, size_t max = 300);
 void ClassifyUnstructuredFailure(ParsedOutput& out, std::string_view stdout_text,
                                  std::string_view stderr_tail, int exit_code);
 
+// A token count from obj[key]: 0 when obj is not an object or the field is missing, not a
+// number or negative; at most 2^40 (so sums over a run's events cannot overflow). Never
+// throws, no undefined conversion (a float like 1e300 is clamped).
 int64_t JsonInt(const nlohmann::json& obj, const char* key);
+
+// obj[key] when obj is an object and the field is a string (bool), else "" (`fallback`).
+// Unlike json::value() these never throw on a field of another type.
+std::string JsonStr(const nlohmann::json& obj, const char* key);
+bool JsonBool(const nlohmann::json& obj, const char* key, bool fallback);
+
+// Parses text as JSON without throwing: discarded when it is not JSON or nests deeper than
+// kMaxJsonDepth (copying or printing a deeper document recurses once per level: a worker's
+// line of 100k '[' would overflow the daemon's stack).
+inline constexpr int kMaxJsonDepth = 256;
+nlohmann::json ParseJson(std::string_view text);
 
 }  // namespace parser_detail
 }  // namespace conclave::exec
