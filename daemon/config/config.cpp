@@ -3,7 +3,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
+#include <type_traits>
 
 namespace conclave::config {
 namespace fs = std::filesystem;
@@ -30,6 +32,16 @@ std::string DefaultProfilesDir() {
 template <typename T>
 Status Read(const nlohmann::json& j, const char* key, T& out, const std::string& file) {
   if (!j.contains(key)) return Status::Ok();
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // get<int>() of 1e300 or 2^40 is an undefined or wrapping conversion: range-check first.
+    const auto& v = j.at(key);
+    const double lo = static_cast<double>(std::numeric_limits<T>::min());
+    const double hi = static_cast<double>(std::numeric_limits<T>::max());
+    if (v.is_number() && !(v.get<double>() >= lo && v.get<double>() <= hi)) {
+      return InvalidArgument("config " + file + ": key '" + key + "': " + v.dump() +
+                             " is out of range");
+    }
+  }
   try {
     out = j.at(key).get<T>();
   } catch (const nlohmann::json::exception& e) {

@@ -19,12 +19,12 @@ using namespace parser_detail;
 std::optional<json> FindResult(std::string_view out) {
   std::optional<json> last;
   for (auto& j : JsonLines(out)) {
-    if (j.value("type", "") == "result") last = std::move(j);
+    if (JsonStr(j, "type") == "result") last = std::move(j);
   }
   if (last) return last;
   // --output-format json may be pretty-printed on some versions: try the whole text.
-  auto whole = json::parse(out, nullptr, false);
-  if (!whole.is_discarded() && whole.is_object() && whole.value("type", "") == "result") {
+  auto whole = ParseJson(out);
+  if (!whole.is_discarded() && whole.is_object() && JsonStr(whole, "type") == "result") {
     return whole;
   }
   return std::nullopt;
@@ -66,8 +66,8 @@ ParsedOutput ParseClaudeOutput(std::string_view out, std::string_view err, int e
     p.structured_output = *it;
   }
 
-  const std::string subtype = r->value("subtype", "");
-  const bool is_error = r->value("is_error", false);
+  const std::string subtype = JsonStr(*r, "subtype");
+  const bool is_error = JsonBool(*r, "is_error", false);
   std::optional<int> status;
   if (auto it = r->find("api_error_status"); it != r->end() && it->is_number_integer()) {
     status = it->get<int>();

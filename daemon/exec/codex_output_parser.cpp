@@ -24,10 +24,10 @@ ParsedOutput ParseCodexOutput(std::string_view out, std::string_view err, int ex
   std::string last_error_event;
   std::string last_agent_message;
   for (const auto& e : events) {
-    const std::string type = e.value("type", "");
+    const std::string type = JsonStr(e, "type");
     if (type == "item.completed") {
       const json& item = e.contains("item") ? e["item"] : json::object();
-      if (item.value("type", "") == "agent_message") last_agent_message = item.value("text", "");
+      if (JsonStr(item, "type") == "agent_message") last_agent_message = JsonStr(item, "text");
       // item type "error" is informational (printed even on success): ignored.
     } else if (type == "turn.completed") {
       completed = true;
@@ -40,9 +40,9 @@ ParsedOutput ParseCodexOutput(std::string_view out, std::string_view err, int ex
       }
     } else if (type == "turn.failed") {
       const json& error = e.contains("error") ? e["error"] : json::object();
-      failed_message = error.is_object() ? error.value("message", "") : error.dump();
+      failed_message = error.is_object() ? JsonStr(error, "message") : error.dump();
     } else if (type == "error") {
-      last_error_event = e.value("message", "");
+      last_error_event = JsonStr(e, "message");
     }
   }
   p.result_text = last_agent_message;

@@ -33,7 +33,7 @@ void ReadStats(const json& obj, ParsedOutput& p) {
 ParsedOutput ParseGeminiOutput(std::string_view out, std::string_view err, int exit_code) {
   ParsedOutput p;
   std::optional<json> obj;
-  auto whole = json::parse(out, nullptr, false);
+  auto whole = ParseJson(out);
   if (!whole.is_discarded() && whole.is_object()) obj = std::move(whole);
   if (!obj) obj = TrailingJsonObject(out);
   std::optional<json> err_obj = TrailingJsonObject(err);
@@ -49,7 +49,7 @@ ParsedOutput ParseGeminiOutput(std::string_view out, std::string_view err, int e
     ReadStats(*obj, p);
   }
   if (error) {
-    std::string msg = error->value("message", "");
+    std::string msg = JsonStr(*error, "message");
     std::optional<int> code;
     if (auto it = error->find("code"); it != error->end() && it->is_number_integer())
       code = it->get<int>();

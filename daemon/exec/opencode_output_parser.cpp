@@ -23,13 +23,13 @@ ParsedOutput ParseOpencodeOutput(std::string_view out, std::string_view err, int
   double cost = 0;
   std::optional<json> error;
   for (const auto& e : events) {
-    const std::string type = e.value("type", "");
+    const std::string type = JsonStr(e, "type");
     const json& part = e.contains("part") ? e["part"] : json::object();
     if (type == "step_start") {
       step_text.clear();
     } else if (type == "text") {
       if (!step_text.empty()) step_text += "\n";
-      step_text += part.value("text", "");
+      step_text += JsonStr(part, "text");
       last_text = step_text;
     } else if (type == "step_finish") {
       finished = true;
@@ -54,8 +54,8 @@ ParsedOutput ParseOpencodeOutput(std::string_view out, std::string_view err, int
   if (error) {
     const json data =
         error->is_object() && error->contains("data") ? (*error)["data"] : json::object();
-    std::string name = error->is_object() ? error->value("name", "") : "";
-    std::string msg = data.is_object() ? data.value("message", "") : "";
+    std::string name = error->is_object() ? JsonStr(*error, "name") : "";
+    std::string msg = data.is_object() ? JsonStr(data, "message") : "";
     std::optional<int> status;
     if (data.is_object()) {
       if (auto it = data.find("statusCode"); it != data.end() && it->is_number_integer())

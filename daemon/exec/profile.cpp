@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace conclave::exec {
@@ -59,6 +60,13 @@ StatusOr<Profile> ParseProfile(const nlohmann::json& j, const std::string& file,
   auto num = [&](const char* key, int& out, int min) -> Status {
     if (!j.contains(key)) return Status::Ok();
     if (!j[key].is_number_integer()) return FieldError(bad_field, key, "must be an integer");
+    if (j[key].get<double>() > std::numeric_limits<int>::max()) {
+      return FieldError(bad_field, key, "must be at most " +
+                                            std::to_string(std::numeric_limits<int>::max()));
+    }
+    if (j[key].get<double>() < min) {
+      return FieldError(bad_field, key, "must be at least " + std::to_string(min));
+    }
     out = j[key].get<int>();
     if (out < min) {
       return FieldError(bad_field, key, "must be at least " + std::to_string(min));

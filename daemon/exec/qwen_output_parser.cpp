@@ -16,18 +16,18 @@ using namespace parser_detail;
 
 std::optional<json> FindResult(std::string_view out) {
   std::optional<json> last;
-  auto whole = json::parse(out, nullptr, false);
+  auto whole = ParseJson(out);
   if (!whole.is_discarded() && whole.is_array()) {
     for (auto& e : whole) {
-      if (e.is_object() && e.value("type", "") == "result") last = e;
+      if (e.is_object() && JsonStr(e, "type") == "result") last = e;
     }
     return last;
   }
-  if (!whole.is_discarded() && whole.is_object() && whole.value("type", "") == "result") {
+  if (!whole.is_discarded() && whole.is_object() && JsonStr(whole, "type") == "result") {
     return whole;
   }
   for (auto& e : JsonLines(out)) {
-    if (e.value("type", "") == "result") last = std::move(e);
+    if (JsonStr(e, "type") == "result") last = std::move(e);
   }
   return last;
 }
@@ -53,7 +53,7 @@ ParsedOutput ParseQwenOutput(std::string_view out, std::string_view err, int exi
   if (auto it = r->find("total_cost_usd"); it != r->end() && it->is_number()) {
     p.reported_cost_usd = it->get<double>();
   }
-  const bool is_error = r->value("is_error", false);
+  const bool is_error = JsonBool(*r, "is_error", false);
   const bool api_error = p.result_text.rfind("[API Error", 0) == 0;
   if (is_error || api_error) {
     FailureKind k = ClassifyError(p.result_text, std::nullopt);

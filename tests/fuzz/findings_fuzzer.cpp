@@ -1,10 +1,11 @@
-// Fuzz target: reviewer findings (domain/findings), both forms the daemon reads
-// (service/review_rounds.cpp): free text with a fenced ```json block (ExtractFindings) and a
-// structured output object (ParseFindingsJson, also as a bare item list wrapped the way
-// review_rounds does). Input: the reviewer's text. Properties: an accepted answer has unique,
+// Fuzz target: reviewer findings (domain/findings), both forms the daemon reads from a
+// reviewer (service/review_rounds.cpp): free text with a fenced ```json block
+// (ExtractFindings) and a structured output object (ParseFindingsJson on what the CLI parser's
+// ParseJson accepted). Input: the reviewer's text. Properties: an accepted answer has unique,
 // non-empty ids, valid categories and non-negative lines, and survives its own round trip
 // (FindingToJson -> ParseFindingsJson).
 #include "domain/findings.h"
+#include "exec/output_parser.h"
 #include "fuzz_input.h"
 
 namespace {
@@ -34,10 +35,7 @@ void Check(const domain::FindingsParse& parsed) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   Check(domain::ExtractFindings(text));
-  auto doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_discarded()) {
-    Check(domain::ParseFindingsJson(doc));
-    Check(domain::ParseFindingsJson({{"findings", doc}}));
-  }
+  auto doc = exec::parser_detail::ParseJson(text);
+  if (!doc.is_discarded()) Check(domain::ParseFindingsJson(doc));
   return 0;
 }
