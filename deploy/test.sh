@@ -41,7 +41,7 @@ if [[ ",$STAGES," == *",b,"* || ",$STAGES," == *",c,"* ]]; then
   if [[ ",$STAGES," == *",b,"* ]]; then
     # LSAN_OPTIONS (the suppressions) is set per test by tests/CMakeLists.txt.
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-      ctest --output-on-failure -j2 --timeout 900 -R '^(unit|integration): ')
+      ctest --output-on-failure -j2 --timeout 900 -R '^(unit|integration):')
   fi
   end b
 fi
