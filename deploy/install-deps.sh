@@ -9,6 +9,7 @@ PACKAGES=(
   libboost-dev libboost-filesystem-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libsqlite3-dev sqlite3 catch2 libcli11-dev libsystemd-dev
   procps iproute2
+  clang libclang-rt-14-dev
 )
 # Node.js and npm run the real model CLIs in the end-to-end tests. A machine that already has
 # them (e.g. from another repository) keeps its own; Debian's npm conflicts with those builds.

@@ -15,6 +15,7 @@ using testing::ServiceHarness;
 
 std::string Fixture(const std::string& rel) {
   std::ifstream in(std::string(CONCLAVE_SOURCE_DIR) + "/tests/e2e/fixtures/" + rel);
+  REQUIRE(in);  // a moved capture must fail here, not look like an empty run
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -48,7 +49,7 @@ TEST_CASE("an operational failure is retried after its backoff, on the fake cloc
   int64_t t = h.AddTask("do it");
   REQUIRE(h.Dispatch(t, "w1").ok());
   REQUIRE(h.Launched() == 1);
-  h.Finish(Fixture("claude/http500.txt"), 1);
+  h.Finish(Fixture("claude/json/http500.txt"), 1);
   // Recorded: failed (provider_unavailable, operational), a new attempt queued for later.
   REQUIRE(h.RunUntil([&] { return h.Dispatches(t).size() == 2; }));
   auto ds = h.Dispatches(t);
@@ -68,7 +69,7 @@ TEST_CASE("an operational failure is retried after its backoff, on the fake cloc
   // ...then at once.
   h.clock.Advance(100);
   REQUIRE(h.RunUntil([&] { return h.Launched() == 2; }));
-  h.Finish(Fixture("claude/success.txt"), 0);
+  h.Finish(Fixture("claude/json/success.txt"), 0);
   REQUIRE(h.Settled(t, TaskState::kCompleted));
   auto done = h.Messages("worker_done");
   REQUIRE(done.size() == 2);
@@ -119,7 +120,7 @@ TEST_CASE("a rate limit cools the profile down: queued work waits for the cooldo
   int64_t t = h.AddTask("do it");
   REQUIRE(h.Dispatch(t, "w1").ok());
   // claude's 429 result carries the provider's retry-after (7 s in the captured output).
-  std::string out = Fixture("claude/http429.txt");
+  std::string out = Fixture("claude/json/http429.txt");
   h.Finish(out, 1, "retry-after: 7");
   REQUIRE(h.RunUntil([&] { return h.Dispatches(t).size() == 2; }));
   auto cooldowns = h.services->scheduler.Cooldowns();
@@ -147,7 +148,7 @@ TEST_CASE("a decision gate holds a finished task's outcome until it is resolved"
                            [&](StatusOr<domain::Gate> g) { gate = g->id; });
   REQUIRE(h.RunUntil([&] { return gate.has_value(); }));
   CHECK(h.Task(dep).status == TaskState::kBlocked);
-  h.Finish(Fixture("claude/success.txt"), 0);
+  h.Finish(Fixture("claude/json/success.txt"), 0);
   REQUIRE(h.RunUntil([&] { return h.Task(dep).resume_status == TaskState::kCompleted; }));
   CHECK(h.Task(dep).status == TaskState::kBlocked);  // still held
   bool resolved = false;
@@ -173,7 +174,7 @@ TEST_CASE("a dependant becomes ready when its dependency completes", "[service][
   CHECK(h.Task(second).status == TaskState::kPending);
   CHECK(h.Dispatch(second, "w1").code() == Code::kFailedPrecondition);
   REQUIRE(h.Dispatch(first, "w1").ok());
-  h.Finish(Fixture("claude/success.txt"), 0);
+  h.Finish(Fixture("claude/json/success.txt"), 0);
   REQUIRE(h.RunUntil([&] { return h.Task(second).status == TaskState::kReady; }));
 }
 
