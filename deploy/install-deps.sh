@@ -14,6 +14,7 @@ PACKAGES=(
   # man pages generated from --help; the .deb (cpack -G DEB: dpkg-shlibdeps needs file);
   # zsh and fish to check the generated completion scripts
   help2man dpkg-dev file zsh fish
+  clang libclang-rt-14-dev
 )
 # Node.js and npm run the real model CLIs in the end-to-end tests. A machine that already has
 # them (e.g. from another repository) keeps its own; Debian's npm conflicts with those builds.

@@ -3,6 +3,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <sstream>
+#include <type_traits>
 
 namespace conclave::config {
 namespace fs = std::filesystem;
@@ -29,6 +32,16 @@ std::string DefaultProfilesDir() {
 template <typename T>
 Status Read(const nlohmann::json& j, const char* key, T& out, const std::string& file) {
   if (!j.contains(key)) return Status::Ok();
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // get<int>() of 1e300 or 2^40 is an undefined or wrapping conversion: range-check first.
+    const auto& v = j.at(key);
+    const double lo = static_cast<double>(std::numeric_limits<T>::min());
+    const double hi = static_cast<double>(std::numeric_limits<T>::max());
+    if (v.is_number() && !(v.get<double>() >= lo && v.get<double>() <= hi)) {
+      return InvalidArgument("config " + file + ": key '" + key + "': " + v.dump() +
+                             " is out of range");
+    }
+  }
   try {
     out = j.at(key).get<T>();
   } catch (const nlohmann::json::exception& e) {
@@ -37,12 +50,10 @@ Status Read(const nlohmann::json& j, const char* key, T& out, const std::string&
   return Status::Ok();
 }
 
-Status ApplyFile(const std::string& file, Config& c) {
-  std::ifstream in(file);
-  if (!in) return InvalidArgument("config: cannot read " + file);
+Status ApplyText(std::string_view text, const std::string& file, Config& c) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument("config " + file + ": not valid JSON: " + e.what());
   }
@@ -90,14 +101,35 @@ Status ApplyFile(const std::string& file, Config& c) {
   return Status::Ok();
 }
 
+// Flags on top of the file's settings, then defaults and validation.
+StatusOr<Config> Finish(Config c, const Flags& flags);
+
 }  // namespace
 
 StatusOr<Config> LoadConfig(const Flags& flags) {
   Config c;
   if (!flags.config_file.empty()) {
-    Status s = ApplyFile(flags.config_file, c);
+    std::ifstream in(flags.config_file);
+    if (!in) return InvalidArgument("config: cannot read " + flags.config_file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    Status s = ApplyText(ss.str(), flags.config_file, c);
     if (!s.ok()) return s;
   }
+  return Finish(std::move(c), flags);
+}
+
+StatusOr<Config> LoadConfigFromJson(std::string_view text, const std::string& file,
+                                    const Flags& flags) {
+  Config c;
+  Status s = ApplyText(text, file, c);
+  if (!s.ok()) return s;
+  return Finish(std::move(c), flags);
+}
+
+namespace {
+
+StatusOr<Config> Finish(Config c, const Flags& flags) {
   if (!flags.state_dir.empty()) c.state_dir = flags.state_dir;
   if (!flags.listen.empty()) c.listen = flags.listen;
   if (!flags.log_level.empty()) c.log_level = flags.log_level;
@@ -139,4 +171,5 @@ StatusOr<Config> LoadConfig(const Flags& flags) {
   return c;
 }
 
+}  // namespace
 }  // namespace conclave::config

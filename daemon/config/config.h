@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -57,5 +58,9 @@ struct Flags {
 
 // Builds the config: defaults ← file (flags.config_file, if set) ← flags.
 StatusOr<Config> LoadConfig(const Flags& flags);
+// The same with the config file's text given (`file` names it in errors; flags.config_file is
+// ignored). Never throws: a bad value is an error naming its key.
+StatusOr<Config> LoadConfigFromJson(std::string_view text, const std::string& file,
+                                    const Flags& flags);
 
 }  // namespace conclave::config

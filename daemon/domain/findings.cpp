@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <set>
 
 namespace conclave::domain {
@@ -38,7 +39,9 @@ std::string ReadLocation(const json& loc, size_t index, Finding& out) {
     const size_t colon = s.rfind(':');
     if (colon != std::string::npos && colon + 1 < s.size() &&
         std::all_of(s.begin() + colon + 1, s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      out.line = std::stoi(s.substr(colon + 1, 9));
+      // At most 9 digits (fits an int); from_chars, not std::stoi: nothing here may throw.
+      const char* digits = s.data() + colon + 1;
+      std::from_chars(digits, digits + std::min<size_t>(9, s.size() - colon - 1), out.line);
       s.resize(colon);
     }
     out.path = s;

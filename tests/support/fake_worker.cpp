@@ -24,7 +24,11 @@
 //   count FILE          increment the counter in FILE
 //   sequence FILE s1|s2 the Nth run takes step sN (ok, fail:MSG, exit:N:MSG, hang, json:TEXT)
 //   hang-once FILE      hang on the first run (writes its pid to FILE), go on in later runs
+//   wait-file PATH      block (inotify, no polling) until PATH exists: the test decides when
+//                       the worker finishes, however slow the build (ASan) is
 #include <signal.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -156,6 +160,20 @@ std::string TryCli(const std::string& spec) {
 
 }  // namespace
 
+// Returns once `path` exists, woken by inotify on its directory (watch first, then check).
+void WaitForFile(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  int fd = inotify_init1(IN_CLOEXEC);
+  if (fd >= 0) inotify_add_watch(fd, dir.c_str(), IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE);
+  struct stat st;
+  while (stat(path.c_str(), &st) != 0) {
+    char buf[4096];
+    if (fd < 0 || read(fd, buf, sizeof buf) < 0) break;
+  }
+  if (fd >= 0) close(fd);
+}
+
 int main(int argc, char** argv) {
   std::string brief;
   if (argc > 1) {
@@ -222,6 +240,8 @@ int main(int argc, char** argv) {
       std::cerr << rest << std::endl;
     } else if (verb == "sleep") {
       std::this_thread::sleep_for(std::chrono::milliseconds(std::atoll(rest.c_str())));
+    } else if (verb == "wait-file") {
+      WaitForFile(rest);
     } else if (verb == "hang") {
       if (rest == "stubborn") signal(SIGTERM, SIG_IGN);
       for (;;) pause();

@@ -1,0 +1,34 @@
+// Tests for the daemon's config file (config/config.cpp) on bad values: what fuzz_config
+// (tests/fuzz) turned up. A float beyond int's range was an undefined conversion.
+#include <catch2/catch.hpp>
+
+#include "config/config.h"
+
+namespace {
+
+using conclave::config::Flags;
+using conclave::config::LoadConfigFromJson;
+
+TEST_CASE("config: an integer setting out of int's range is an error naming the key",
+          "[config][fuzz]") {
+  for (const char* text : {R"({"kill_grace_ms":1e300})", R"({"kill_grace_ms":4294967297})",
+                           R"({"retry":{"max_ms":-1e19}})", R"({"review":{"default_cap":1e10}})",
+                           // fuzz_config's own find (UBSan: 3e+26 outside the range of int):
+                           "{\n  \"log_s\": 30, \n \"kill_grace_ms\": 300000000000008259655399000}"}) {
+    auto c = LoadConfigFromJson(text, "c.json", Flags{});
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.status().message().find("out of range") != std::string::npos);
+  }
+  auto ok = LoadConfigFromJson(R"({"kill_grace_ms":2500,"state_dir":"/tmp/x"})", "c.json", Flags{});
+  REQUIRE(ok.ok());
+  CHECK(ok->kill_grace_ms == 2500);
+}
+
+TEST_CASE("config: text that is not a JSON object is an error, not an exception",
+          "[config][fuzz]") {
+  for (const char* text : {"", "[1]", "{\"listen\":", "{\"heartbeat_interval_s\":\"x\"}"}) {
+    CHECK_FALSE(LoadConfigFromJson(text, "c.json", Flags{}).ok());
+  }
+}
+
+}  // namespace
