@@ -115,6 +115,7 @@ StatusOr<Config> LoadConfig(const Flags& flags) {
     ss << in.rdbuf();
     Status s = ApplyText(ss.str(), flags.config_file, c);
     if (!s.ok()) return s;
+    c.config_file = fs::absolute(flags.config_file).lexically_normal().string();
   }
   return Finish(std::move(c), flags);
 }

@@ -207,6 +207,18 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   env["CONCLAVE_DISPATCH_TOKEN"] = req.token;
   plan.secrets.push_back(req.token);
   plan.spec.cwd = workdir;
+  if (p.sandbox == "bwrap") {
+    plan.sandboxed = true;
+    plan.sandbox.cwd = workdir;
+    plan.sandbox.dispatch_dir = dir;
+    if (!req.socket.empty() && req.socket[0] == '/') plan.sandbox.socket = req.socket;
+    plan.sandbox.state_dir = req.state_dir;
+    plan.sandbox.config_file = req.config_file;
+    if (!p.isolate_home) {
+      plan.sandbox.home = Lookup(daemon_env, "HOME", "");
+      env["TMPDIR"] = "/tmp";  // the sandbox's private /tmp: the rest is read-only
+    }
+  }
   if (Status s = BuildArgv(req, ctx, plan); !s.ok()) return s;
   for (const auto& [k, v] : env) plan.spec.env.push_back(k + "=" + v);
   plan.files.emplace_back(dir + "/brief.txt", req.brief);
@@ -243,6 +255,17 @@ Status PrepareLaunch(LaunchPlan& plan) {
     out << content;
     if (!out) return FailedPrecondition("cannot write " + path);
     chmod(path.c_str(), 0600);
+  }
+  if (plan.sandboxed) {
+    if (FindOnPath("bwrap", plan.spec.env).empty()) {
+      return FailedPrecondition("sandbox: bwrap is not on PATH (install the bubblewrap package; "
+                                "`conclave doctor` says whether it can run here)");
+    }
+    // The copies of home_files are bound read-only where the CLI looks for them (without an
+    // isolated HOME the real ones are read-only like the rest).
+    for (const auto& [real, copy] : plan.home_files) plan.sandbox.readonly.push_back(copy);
+    if (Status s = ResolveSandboxPaths(plan.sandbox); !s.ok()) return s;
+    plan.spec.argv = BwrapArgv(plan.sandbox, plan.spec.argv);
   }
   return Status::Ok();
 }

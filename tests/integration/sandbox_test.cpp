@@ -1,0 +1,143 @@
+// Integration: the bubblewrap sandbox (issue 10, item 6) with real bwrap and a real daemon. A
+// fake worker under a "sandbox": "bwrap" profile tries to read the database and the config,
+// to write outside its worktree and into the repository's hooks, and to reach the daemon
+// through /proc — and still reports through the API and commits in its linked worktree.
+// Hidden from the ordinary run; tests/CMakeLists.txt runs it as its own test, which reports
+// SKIPPED (exit 77) where bwrap cannot run (not installed, no namespaces).
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "daemon_fixture.h"
+
+using conclave::testing::DaemonFixture;
+using conclave::testing::RunProgram;
+using json = nlohmann::json;
+
+namespace {
+
+void SkipUnlessBwrapRuns() {
+  auto r = RunProgram({"/bin/sh", "-c",
+                       "command -v bwrap >/dev/null && bwrap --ro-bind / / --dev /dev --proc /proc "
+                       "--unshare-pid --die-with-parent --new-session true"});
+  if (r.exit_code != 0) {
+    std::cerr << "SKIPPED: bubblewrap cannot run here: " << r.err << "\n";
+    std::exit(77);
+  }
+}
+
+void Git(const std::string& dir, const std::string& args) {
+  auto r = RunProgram({"/bin/sh", "-c",
+                       "cd '" + dir + "' && git -c user.email=t@x -c user.name=t " + args});
+  INFO("git " << args << ": " << r.err);
+  REQUIRE(r.exit_code == 0);
+}
+
+std::string Line(const std::string& out, const std::string& prefix) {
+  std::istringstream in(out);
+  for (std::string l; std::getline(in, l);) {
+    if (l.rfind(prefix, 0) == 0) return l;
+  }
+  return "(no line " + prefix + ")";
+}
+
+TEST_CASE("a sandboxed worker cannot see the daemon's state or config, writes only its worktree, "
+          "and still reports and commits",
+          "[.][sandbox]") {
+  SkipUnlessBwrapRuns();
+  DaemonFixture d;
+  // The config lives outside /tmp (which the sandbox replaces wholesale), next to files the
+  // worker may read, so what hides it is the rule for the config's directory.
+  std::string conf_dir = std::string(CONCLAVE_BINARY_DIR) + "/sandbox-conf-" + std::to_string(getpid());
+  std::string conf = conf_dir + "/config.json";
+  std::filesystem::create_directories(conf_dir);
+  std::ofstream(conf) << "{\"tcp_token\": \"config-secret-marker\"}";
+  struct RemoveAfter {
+    std::string dir;
+    ~RemoveAfter() { std::filesystem::remove_all(dir); }
+  } remove_conf{conf_dir};
+  std::string readable = std::string(CONCLAVE_BINARY_DIR) + "/CMakeCache.txt";
+  std::string repo = d.dir() + "/repo", wt = d.dir() + "/wt";
+  std::filesystem::create_directories(repo);
+  Git(repo, "init -q -b main . && echo hi > a.txt && git add a.txt && git -c user.email=t@x -c "
+            "user.name=t commit -qm init && git worktree add -q -b feature ../wt");
+  std::string escape = std::string(CONCLAVE_BINARY_DIR) + "/sandbox_escape_probe.txt";
+  std::filesystem::remove(escape);
+  std::string tmp_file = "/tmp/conclave-sandbox-private-" + std::to_string(getpid()) + ".txt";
+  auto p = d.FakeProfile("boxed", "fakefam");
+  p["sandbox"] = "bwrap";
+  p["env"] = {{"CONCLAVE_CLI", CONCLAVE_BIN}};
+  d.WriteProfile("boxed", p);
+  d.Start({"--config", conf});
+  d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", "w1", "--cwd", wt});
+  std::string db = d.state_dir() + "/conclave.db";
+  std::string proc_db = "/proc/" + std::to_string(d.pid()) + "/root" + db;
+  std::string brief =
+      "FAKE: try-read " + db + "\n" +
+      "FAKE: try-read " + conf + "\n" +
+      "FAKE: try-read " + readable + "\n" +
+      "FAKE: try-read " + proc_db + "\n" +
+      "FAKE: try-read " + d.dir() + "/daemon.log\n" +
+      "FAKE: try-write " + escape + "\n" +
+      "FAKE: try-write " + repo + "/.git/hooks/post-commit\n" +
+      "FAKE: try-write " + repo + "/a.txt\n" +
+      "FAKE: try-write " + d.dir() + "/dropped.txt\n" +
+      "FAKE: try-write " + wt + "/inside.txt\n" +
+      "FAKE: try-write " + tmp_file + "\n" +
+      "FAKE: sh git add inside.txt && git -c user.email=w@x -c user.name=worker commit -qm "
+      "worker-commit\n" +
+      "FAKE: try-cli env --socket " + d.socket() +
+      " send --type status --to coordinator --subject sandboxed-hello\n";
+  std::string t =
+      d.CliJson({"task", "create", "--brief", "-"}, brief)["task"]["id"].get<std::string>();
+  d.CliJson({"dispatch", "--task", t, "--to", "w1"});
+  auto waited = d.CliJson({"wait", "--task", t, "--types", "worker_done", "--from", "conclaved",
+                           "--after", "0", "--timeout-ms", "30000"});
+  json done;
+  for (const auto& m : waited["messages"]) {
+    if (m["from"] == "conclaved") done = m;
+  }
+  REQUIRE(!done.is_null());
+  std::string out =
+      json::parse(done["payload_json"].get<std::string>())["result"]["text"].get<std::string>();
+  INFO(out);
+  // Not visible: the database (also not through the daemon's /proc root), the config, the
+  // directory holding the socket.
+  CHECK(Line(out, "READ[" + db + "]").find("error=") != std::string::npos);
+  CHECK(Line(out, "READ[" + conf + "]").find("error=") != std::string::npos);
+  CHECK(Line(out, "READ[" + proc_db + "]").find("error=") != std::string::npos);
+  CHECK(Line(out, "READ[" + d.dir() + "/daemon.log]").find("error=") != std::string::npos);
+  CHECK(out.find("config-secret-marker") == std::string::npos);
+  CHECK(Line(out, "READ[" + readable + "]").find("] ok ") != std::string::npos);  // the rest is readable
+  // Not writable: the rest of the filesystem, the repository's hooks and main worktree. What
+  // lands on a hidden directory's private view never reaches the real one.
+  CHECK(Line(out, "WRITE[" + escape + "]").find("error=") != std::string::npos);
+  CHECK(!std::filesystem::exists(escape));
+  CHECK(Line(out, "WRITE[" + repo + "/.git/hooks/post-commit]").find("error=") !=
+        std::string::npos);
+  CHECK(!std::filesystem::exists(repo + "/.git/hooks/post-commit"));
+  CHECK(RunProgram({"/bin/cat", repo + "/a.txt"}).out == "hi\n");
+  CHECK(!std::filesystem::exists(d.dir() + "/dropped.txt"));
+  CHECK(!std::filesystem::exists(tmp_file));
+  // Writable: its worktree (and a private /tmp); a commit in the linked worktree lands.
+  CHECK(Line(out, "WRITE[" + wt + "/inside.txt]") == "WRITE[" + wt + "/inside.txt] ok");
+  CHECK(Line(out, "WRITE[" + tmp_file + "]") == "WRITE[" + tmp_file + "] ok");
+  CHECK(Line(out, "SH[git add").find("exit=0") != std::string::npos);
+  auto log = RunProgram({"/bin/sh", "-c", "cd '" + wt + "' && git log --format=%s -1"});
+  CHECK(log.out == "worker-commit\n");
+  // The API is reachable through the bound socket, with a worker's rights.
+  CHECK(Line(out, "TRY[").find(" exit=0 ") != std::string::npos);
+  auto inbox = d.CliJson({"inbox", "--task", t, "--limit", "50"});
+  bool hello = false;
+  for (const auto& m : inbox["messages"]) {
+    if (m["subject"] == "sandboxed-hello") hello = m["from"] == "w1";
+  }
+  CHECK(hello);
+}
+
+}  // namespace
