@@ -140,4 +140,39 @@ TEST_CASE("a sandboxed worker cannot see the daemon's state or config, writes on
   CHECK(hello);
 }
 
+TEST_CASE("doctor says bubblewrap runs here and recommends the sandbox to a CLI profile without it",
+          "[.][sandbox]") {
+  SkipUnlessBwrapRuns();
+  DaemonFixture d;
+  auto boxed = d.FakeProfile("boxed", "fam");
+  boxed["sandbox"] = "bwrap";
+  d.WriteProfile("boxed", boxed);
+  d.WriteProfile("open", d.FakeProfile("open", "fam"));
+  d.Start();
+  auto r = d.Cli({"doctor"});
+  INFO(r.out << r.err);
+  CHECK(r.out.find("sandbox: bubblewrap runs here") != std::string::npos);
+  CHECK(Line(r.out, "READY     boxed") != "(no line READY     boxed)");
+  CHECK(r.out.find("ok   sandbox: bwrap runs here") != std::string::npos);
+  CHECK(r.out.find("set \"sandbox\": \"bwrap\" in open's profile") != std::string::npos);
+  CHECK(r.out.find("in boxed's profile") == std::string::npos);
+}
+
+TEST_CASE("doctor says when a sandboxed profile cannot have its sandbox", "[sandbox-doctor]") {
+  DaemonFixture d;
+  auto boxed = d.FakeProfile("boxed", "fam");
+  boxed["sandbox"] = "bwrap";
+  d.WriteProfile("boxed", boxed);
+  d.SetLauncher({}, {"PATH=/nonexistent-conclave-path"});  // no bwrap to be found
+  d.Start();
+  auto r = d.Cli({"doctor"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("sandbox: bubblewrap cannot run here: bwrap is not on conclaved's PATH") !=
+        std::string::npos);
+  CHECK(r.out.find("NOT READY boxed") != std::string::npos);
+  CHECK(r.out.find("MISSING sandbox: bwrap asked for") != std::string::npos);
+  CHECK(r.out.find("fix: install bubblewrap") != std::string::npos);
+}
+
 }  // namespace
