@@ -4,6 +4,7 @@
 // through /proc — and still reports through the API and commits in its linked worktree.
 // Hidden from the ordinary run; tests/CMakeLists.txt runs it as its own test, which reports
 // SKIPPED (exit 77) where bwrap cannot run (not installed, no namespaces).
+#include <signal.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -11,13 +12,16 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "daemon_fixture.h"
 
 using conclave::testing::DaemonFixture;
 using conclave::testing::RunProgram;
+using conclave::testing::WaitFor;
 using json = nlohmann::json;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -44,6 +48,44 @@ std::string Line(const std::string& out, const std::string& prefix) {
     if (l.rfind(prefix, 0) == 0) return l;
   }
   return "(no line " + prefix + ")";
+}
+
+// Every process below pid (from /proc: pid -> ppid).
+std::vector<pid_t> Descendants(pid_t root) {
+  std::map<pid_t, pid_t> parent;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream st(e.path() / "stat");
+    std::string line;
+    std::getline(st, line);
+    auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    std::string state;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    parent[std::atoi(name.c_str())] = ppid;
+  }
+  std::vector<pid_t> out;
+  for (const auto& [pid, ppid] : parent) {
+    for (pid_t p = ppid; p > 1; p = parent.count(p) ? parent[p] : 0) {
+      if (p == root) {
+        out.push_back(pid);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+bool Gone(pid_t pid) {
+  if (kill(pid, 0) != 0) return true;
+  std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(st, line);
+  auto close = line.rfind(')');
+  return close != std::string::npos && line.size() > close + 2 && line[close + 2] == 'Z';
 }
 
 TEST_CASE("a sandboxed worker cannot see the daemon's state or config, writes only its worktree, "
@@ -138,6 +180,36 @@ TEST_CASE("a sandboxed worker cannot see the daemon's state or config, writes on
     if (m["subject"] == "sandboxed-hello") hello = m["from"] == "w1";
   }
   CHECK(hello);
+}
+
+TEST_CASE("cancelling a sandboxed worker ends everything inside its namespace", "[.][sandbox]") {
+  SkipUnlessBwrapRuns();
+  DaemonFixture d;
+  auto p = d.FakeProfile("boxed", "fakefam");
+  p["sandbox"] = "bwrap";
+  d.WriteProfile("boxed", p);
+  d.Start();
+  std::string work = d.dir() + "/work";
+  std::filesystem::create_directories(work);
+  d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", "w1", "--cwd", work});
+  // A grandchild and the worker itself ignore SIGTERM.
+  std::string t = d.CliJson({"task", "create", "--brief", "-"},
+                            "FAKE: grandchild /tmp/gc\nFAKE: try-write " + work +
+                                "/started\nFAKE: hang stubborn\n")["task"]["id"]
+                      .get<std::string>();
+  d.CliJson({"dispatch", "--task", t, "--to", "w1"});
+  REQUIRE(WaitFor([&] { return std::filesystem::exists(work + "/started"); }, 20s));
+  pid_t bwrap = d.CliJson({"task", "show", t})["dispatches"][0]["pid"].get<pid_t>();
+  REQUIRE(bwrap > 0);
+  auto inside = Descendants(bwrap);
+  INFO("bwrap " << bwrap << " has " << inside.size() << " descendants");
+  REQUIRE(inside.size() >= 3);  // the namespace's init, the worker, its grandchild
+  d.CliJson({"task", "cancel", t});
+  CHECK(WaitFor([&] { return Gone(bwrap); }, 20s));
+  for (pid_t pid : inside) {
+    INFO(pid);
+    CHECK(WaitFor([&] { return Gone(pid); }, 5s));
+  }
 }
 
 TEST_CASE("doctor says bubblewrap runs here and recommends the sandbox to a CLI profile without it",
