@@ -1,6 +1,8 @@
 #include "exec/launch_plan.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <algorithm>
@@ -264,6 +266,19 @@ Status PrepareLaunch(LaunchPlan& plan) {
     // The copies of home_files are bound read-only where the CLI looks for them (without an
     // isolated HOME the real ones are read-only like the rest).
     for (const auto& [real, copy] : plan.home_files) plan.sandbox.readonly.push_back(copy);
+    // What the daemon writes and later reads back (the result is parsed from stdout.log) stays
+    // read-only inside the writable dispatch directory: created now, so there is something to
+    // bind over before the worker starts.
+    for (const auto& f : {plan.transcript_path, plan.stdout_path}) {
+      int fd = open(f.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      if (fd < 0) return FailedPrecondition("cannot create " + f);
+      close(fd);
+    }
+    for (const auto& f : {plan.transcript_path, plan.stdout_path,
+                          plan.sandbox.dispatch_dir + "/brief.txt",
+                          plan.sandbox.dispatch_dir + "/findings_schema.json"}) {
+      plan.sandbox.readonly.push_back(f);
+    }
     if (Status s = ResolveSandboxPaths(plan.sandbox); !s.ok()) return s;
     plan.spec.argv = BwrapArgv(plan.sandbox, plan.spec.argv);
   }

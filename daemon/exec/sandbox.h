@@ -1,6 +1,7 @@
 // Sandbox: the bubblewrap (bwrap) command line that runs one worker with the filesystem
 // read-only except its working directory (and, in a git worktree, what a commit writes), its
-// dispatch directory and a private /tmp; with the daemon's state directory, the directory of
+// dispatch directory (but not the files the daemon writes there and reads back, e.g. the
+// stdout.log its result is parsed from) and a private /tmp; with the daemon's state directory, the directory of
 // its socket and of its config file not visible — only the socket itself is bound back in, at
 // the same path, so the worker reaches the API (where the daemon still knows it as a worker by
 // its peer credentials) and nothing else of the daemon's. In its own pid namespace (it cannot

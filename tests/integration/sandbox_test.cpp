@@ -134,7 +134,8 @@ TEST_CASE("a sandboxed worker cannot see the daemon's state or config, writes on
       "FAKE: sh git add inside.txt && git -c user.email=w@x -c user.name=worker commit -qm "
       "worker-commit\n" +
       "FAKE: try-cli env --socket " + d.socket() +
-      " send --type status --to coordinator --subject sandboxed-hello\n";
+      " send --type status --to coordinator --subject sandboxed-hello\n" +
+      "FAKE: sh echo forged-result >> " + d.state_dir() + "/dispatches/$CONCLAVE_DISPATCH_ID/stdout.log\n";
   std::string t =
       d.CliJson({"task", "create", "--brief", "-"}, brief)["task"]["id"].get<std::string>();
   d.CliJson({"dispatch", "--task", t, "--to", "w1"});
@@ -172,6 +173,11 @@ TEST_CASE("a sandboxed worker cannot see the daemon's state or config, writes on
   CHECK(Line(out, "SH[git add").find("exit=0") != std::string::npos);
   auto log = RunProgram({"/bin/sh", "-c", "cd '" + wt + "' && git log --format=%s -1"});
   CHECK(log.out == "worker-commit\n");
+  // The files the daemon reads back (its result is parsed from stdout.log) are not the worker's.
+  std::string forged = Line(out, "SH[echo forged-result");
+  CHECK(forged.find("] exit=") != std::string::npos);
+  CHECK(forged.find("] exit=0") == std::string::npos);
+  CHECK(conclave::testing::FilesContaining(d.state_dir() + "/dispatches", "forged-result\n").empty());
   // The API is reachable through the bound socket, with a worker's rights.
   CHECK(Line(out, "TRY[").find(" exit=0 ") != std::string::npos);
   auto inbox = d.CliJson({"inbox", "--task", t, "--limit", "50"});
