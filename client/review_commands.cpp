@@ -200,6 +200,7 @@ void AddReviewCommands(CLI::App& app, Options& opts, int* rc) {
     if (c.json()) {
       PrintJson(r);
     } else {
+      if (!r.sandbox().empty()) std::cout << "sandbox: " << r.sandbox() << "\n";
       for (const auto& p : r.profiles()) {
         std::cout << (p.ready() ? "READY     " : "NOT READY ") << p.profile() << " (" << p.family()
                   << ")" << (p.version().empty() ? "" : "  " + p.version()) << "\n";
@@ -208,6 +209,7 @@ void AddReviewCommands(CLI::App& app, Options& opts, int* rc) {
           std::cout << "    MISSING " << p.problems(i) << "\n";
           if (i < p.fixes_size()) std::cout << "      fix: " << p.fixes(i) << "\n";
         }
+        for (const auto& x : p.advice()) std::cout << "    advice " << x << "\n";
       }
       for (const auto& e : r.errors()) {
         std::cout << "INVALID   " << e.file() << (e.field().empty() ? "" : " (" + e.field() + ")")

@@ -9,6 +9,8 @@ PACKAGES=(
   libboost-dev libboost-filesystem-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libsqlite3-dev sqlite3 catch2 libcli11-dev libsystemd-dev
   procps iproute2
+  # "sandbox": "bwrap" profiles run their workers under bubblewrap
+  bubblewrap
   # health.proto / reflection.proto for the tests that call the standard gRPC services
   grpc-proto
   # man pages generated from --help; the .deb (cpack -G DEB: dpkg-shlibdeps needs file);

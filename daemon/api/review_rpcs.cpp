@@ -105,9 +105,10 @@ Unary* ConclaveService::Doctor(CTX* ctx, const v1::DoctorRequest*, v1::DoctorRep
       out->set_field(e.field);
       out->set_error(e.error);
     }
-    svc_.doctor.Run([r, resp](StatusOr<std::vector<service::ProfileCheck>> checks) {
-      if (!checks.ok()) return r->Finish(ToGrpc(checks.status()));
-      for (const auto& c : checks.value()) {
+    svc_.doctor.Run([r, resp](StatusOr<service::DoctorReport> report) {
+      if (!report.ok()) return r->Finish(ToGrpc(report.status()));
+      resp->set_sandbox(report->sandbox);
+      for (const auto& c : report->profiles) {
         auto* out = resp->add_profiles();
         out->set_profile(c.profile);
         out->set_family(c.family);
@@ -118,6 +119,7 @@ Unary* ConclaveService::Doctor(CTX* ctx, const v1::DoctorRequest*, v1::DoctorRep
         for (const auto& x : c.ok) out->add_ok(x);
         for (const auto& x : c.problems) out->add_problems(x);
         for (const auto& x : c.fixes) out->add_fixes(x);
+        for (const auto& x : c.advice) out->add_advice(x);
       }
       r->Finish(grpc::Status::OK);
     });

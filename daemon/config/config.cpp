@@ -1,5 +1,11 @@
 #include "config/config.h"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -101,6 +107,54 @@ Status ApplyText(std::string_view text, const std::string& file, Config& c) {
   return Status::Ok();
 }
 
+// A TCP listener's HOST:PORT, decided by the address, not by its spelling: an IPv4 address in
+// 127.0.0.0/8, [::1], or "localhost" when every address it resolves to is one of those. Any
+// other name is refused without a lookup ("127.0.0.1.evil.com" is a name, not an address).
+bool IsLoopback(const sockaddr* sa) {
+  if (sa->sa_family == AF_INET) {
+    return (ntohl(reinterpret_cast<const sockaddr_in*>(sa)->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (sa->sa_family == AF_INET6) {
+    return IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr);
+  }
+  return false;
+}
+
+Status CheckLoopback(const std::string& hostport) {
+  const std::string usage = " (TCP listeners are loopback only: tcp:127.0.0.1:PORT, "
+                            "tcp:[::1]:PORT or tcp:localhost:PORT)";
+  auto colon = hostport.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return InvalidArgument("listen: '" + hostport + "' is not HOST:PORT" + usage);
+  }
+  std::string host = hostport.substr(0, colon), port = hostport.substr(colon + 1);
+  int port_n = 0;
+  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), port_n);
+  if (ec != std::errc() || end != port.data() + port.size() || port_n < 1 || port_n > 65535) {
+    return InvalidArgument("listen: port '" + port + "' is not a number from 1 to 65535");
+  }
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  } else if (host.find(':') != std::string::npos) {
+    return InvalidArgument("listen: an IPv6 address is written in brackets, e.g. tcp:[::1]:" + port);
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = host == "localhost" ? 0 : AI_NUMERICHOST;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) {
+    return InvalidArgument("listen: '" + host + "' is not an IP address" + usage);
+  }
+  bool all_loopback = true;
+  for (addrinfo* a = res; a; a = a->ai_next) all_loopback &= IsLoopback(a->ai_addr);
+  freeaddrinfo(res);
+  if (!all_loopback) {
+    return InvalidArgument("listen: " + host + " is not a loopback address" + usage);
+  }
+  return Status::Ok();
+}
+
 // Flags on top of the file's settings, then defaults and validation.
 StatusOr<Config> Finish(Config c, const Flags& flags);
 
@@ -115,6 +169,7 @@ StatusOr<Config> LoadConfig(const Flags& flags) {
     ss << in.rdbuf();
     Status s = ApplyText(ss.str(), flags.config_file, c);
     if (!s.ok()) return s;
+    c.config_file = fs::absolute(flags.config_file).lexically_normal().string();
   }
   return Finish(std::move(c), flags);
 }
@@ -149,11 +204,7 @@ StatusOr<Config> Finish(Config c, const Flags& flags) {
                            "' must be unix:/path/to.sock or tcp:127.0.0.1:PORT");
   }
   if (c.listen.rfind("tcp:", 0) == 0) {
-    std::string hostport = c.listen.substr(4);
-    if (hostport.rfind("127.", 0) != 0 && hostport.rfind("localhost:", 0) != 0 &&
-        hostport.rfind("[::1]:", 0) != 0) {
-      return InvalidArgument("listen: TCP listeners are loopback only (got " + hostport + ")");
-    }
+    if (Status s = CheckLoopback(c.listen.substr(4)); !s.ok()) return s;
     if (c.tcp_token.empty()) {
       return InvalidArgument("listen: a TCP listener needs tcp_token in the config file");
     }

@@ -35,6 +35,7 @@ struct ReviewConfig {
 
 struct Config {
   std::string state_dir;
+  std::string config_file;  // absolute, "" when none was given (a sandbox hides its directory)
   std::string listen;  // unix:/path or tcp:127.0.0.1:PORT
   std::string log_level = "info";
   std::string profiles_dir;

@@ -1,6 +1,8 @@
 #include "exec/launch_plan.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <algorithm>
@@ -207,6 +209,18 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   env["CONCLAVE_DISPATCH_TOKEN"] = req.token;
   plan.secrets.push_back(req.token);
   plan.spec.cwd = workdir;
+  if (p.sandbox == "bwrap") {
+    plan.sandboxed = true;
+    plan.sandbox.cwd = workdir;
+    plan.sandbox.dispatch_dir = dir;
+    if (!req.socket.empty() && req.socket[0] == '/') plan.sandbox.socket = req.socket;
+    plan.sandbox.state_dir = req.state_dir;
+    plan.sandbox.config_file = req.config_file;
+    if (!p.isolate_home) {
+      plan.sandbox.home = Lookup(daemon_env, "HOME", "");
+      env["TMPDIR"] = "/tmp";  // the sandbox's private /tmp: the rest is read-only
+    }
+  }
   if (Status s = BuildArgv(req, ctx, plan); !s.ok()) return s;
   for (const auto& [k, v] : env) plan.spec.env.push_back(k + "=" + v);
   plan.files.emplace_back(dir + "/brief.txt", req.brief);
@@ -243,6 +257,30 @@ Status PrepareLaunch(LaunchPlan& plan) {
     out << content;
     if (!out) return FailedPrecondition("cannot write " + path);
     chmod(path.c_str(), 0600);
+  }
+  if (plan.sandboxed) {
+    if (FindOnPath("bwrap", plan.spec.env).empty()) {
+      return FailedPrecondition("sandbox: bwrap is not on PATH (install the bubblewrap package; "
+                                "`conclave doctor` says whether it can run here)");
+    }
+    // The copies of home_files are bound read-only where the CLI looks for them (without an
+    // isolated HOME the real ones are read-only like the rest).
+    for (const auto& [real, copy] : plan.home_files) plan.sandbox.readonly.push_back(copy);
+    // What the daemon writes and later reads back (the result is parsed from stdout.log) stays
+    // read-only inside the writable dispatch directory: created now, so there is something to
+    // bind over before the worker starts.
+    for (const auto& f : {plan.transcript_path, plan.stdout_path}) {
+      int fd = open(f.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      if (fd < 0) return FailedPrecondition("cannot create " + f);
+      close(fd);
+    }
+    for (const auto& f : {plan.transcript_path, plan.stdout_path,
+                          plan.sandbox.dispatch_dir + "/brief.txt",
+                          plan.sandbox.dispatch_dir + "/findings_schema.json"}) {
+      plan.sandbox.readonly.push_back(f);
+    }
+    if (Status s = ResolveSandboxPaths(plan.sandbox); !s.ok()) return s;
+    plan.spec.argv = BwrapArgv(plan.sandbox, plan.spec.argv);
   }
   return Status::Ok();
 }

@@ -18,6 +18,7 @@
 #include "common/status.h"
 #include "exec/child_process.h"
 #include "exec/profile.h"
+#include "exec/sandbox.h"
 
 namespace conclave::exec {
 
@@ -27,6 +28,8 @@ struct LaunchRequest {
   std::string terminal_cwd;  // the terminal's directory
   std::string dispatch_dir;  // STATE_DIR/dispatches/<id>
   std::string socket;        // the daemon's unix socket path, for CONCLAVE_SOCKET
+  std::string state_dir;     // hidden from a sandboxed worker
+  std::string config_file;   // its directory hidden from a sandboxed worker ("" = none)
   std::string token;         // the dispatch token (a secret)
   std::string brief;         // rendered
   int64_t task_id = 0, dispatch_id = 0;
@@ -45,11 +48,15 @@ struct LaunchPlan {
   std::vector<std::pair<std::string, std::string>> home_files;  // (real path, isolated path)
   std::vector<std::pair<std::string, std::string>> files_readonly;  // copied home files, 0400
   std::string transcript_path, stdout_path;
+  // Profile "sandbox": "bwrap": PrepareLaunch resolves these paths and wraps spec.argv in
+  // bubblewrap (exec/sandbox).
+  bool sandboxed = false;
+  SandboxPaths sandbox;
 };
 
 StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req);
 // Creates the directories, writes the files, copies home_files (their credential-like contents
-// join the plan's secrets).
+// join the plan's secrets); for a sandboxed profile, wraps the command in bwrap.
 Status PrepareLaunch(LaunchPlan& plan);
 
 // Credential-like tokens inside a file (runs of 20+ token characters), for redaction.

@@ -34,6 +34,8 @@ StatusOr<exec::LaunchPlan> RunSupervisor::Plan(const domain::Dispatch& d, const 
   req.terminal_cwd = term.cwd;
   req.dispatch_dir = core_.DispatchDir(d.id);
   req.socket = core_.SocketPath();
+  req.state_dir = core_.config.state_dir;
+  req.config_file = core_.config.config_file;
   req.token = token;
   req.brief = exec::RenderBrief(core_.config.profiles_dir, p.template_name, b);
   req.task_id = d.task_id;

@@ -26,6 +26,11 @@
 //   hang-once FILE      hang on the first run (writes its pid to FILE), go on in later runs
 //   wait-file PATH      block (inotify, no polling) until PATH exists: the test decides when
 //                       the worker finishes, however slow the build (ASan) is
+// What a sandbox lets through (the sandbox tests):
+//   try-read PATH       print "READ[PATH] ok N bytes" or "READ[PATH] error=<strerror>"
+//   try-write PATH      create PATH: "WRITE[PATH] ok" or "WRITE[PATH] error=<strerror>"
+//   sh COMMAND          run /bin/sh -c COMMAND: "SH[COMMAND] exit=N"
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -33,6 +38,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cctype>
 #include <chrono>
 #include <cstdint>
@@ -362,6 +369,39 @@ int main(int argc, char** argv) {
         std::cout << step.substr(5) << std::endl;
         contract = false;
       }
+    } else if (verb == "try-read") {
+      int fd = open(rest.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) {
+        std::cout << "READ[" << rest << "] error=" << std::strerror(errno) << std::endl;
+      } else {
+        char buf[4096];
+        ssize_t n, total = 0;
+        while ((n = read(fd, buf, sizeof buf)) > 0) total += n;
+        close(fd);
+        if (n < 0) {
+          std::cout << "READ[" << rest << "] error=" << std::strerror(errno) << std::endl;
+        } else {
+          std::cout << "READ[" << rest << "] ok " << total << " bytes" << std::endl;
+        }
+      }
+    } else if (verb == "try-write") {
+      int fd = open(rest.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      bool ok = fd >= 0 && write(fd, "written by the worker\n", 22) == 22;
+      int err = errno;
+      if (fd >= 0) close(fd);
+      std::cout << "WRITE[" << rest << "] "
+                << (ok ? std::string("ok") : "error=" + std::string(std::strerror(err))) << std::endl;
+    } else if (verb == "sh") {
+      std::cout.flush();
+      pid_t p = fork();
+      if (p == 0) {
+        execl("/bin/sh", "sh", "-c", rest.c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      int st = 0;
+      waitpid(p, &st, 0);
+      std::cout << "SH[" << rest << "] exit=" << (WIFEXITED(st) ? WEXITSTATUS(st) : -1)
+                << std::endl;
     } else if (verb == "count") {
       Bump(rest);
     }

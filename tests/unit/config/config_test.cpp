@@ -32,3 +32,37 @@ TEST_CASE("config: text that is not a JSON object is an error, not an exception"
 }
 
 }  // namespace
+
+namespace {
+
+conclave::StatusOr<conclave::config::Config> WithListen(const std::string& listen) {
+  Flags f;
+  f.listen = listen;
+  return LoadConfigFromJson(R"({"tcp_token":"t0k3n-for-tests","state_dir":"/tmp/x"})", "c.json", f);
+}
+
+TEST_CASE("config: a TCP listener is loopback by its address, not by how it is spelled",
+          "[config]") {
+  for (const char* ok : {"tcp:127.0.0.1:7777", "tcp:127.9.8.7:1", "tcp:[::1]:7777",
+                         "tcp:localhost:65535"}) {
+    INFO(ok);
+    auto c = WithListen(ok);
+    CHECK(c.ok());
+  }
+  for (const char* bad : {"tcp:127.0.0.1.evil.com:7777", "tcp:0.0.0.0:7777", "tcp:[::]:7777",
+                          "tcp:10.0.0.1:7777", "tcp:example.com:80", "tcp:128.0.0.1:7777",
+                          "tcp:[::ffff:10.0.0.1]:7777", "tcp:::1:7777", "tcp:127.0.0.1:0",
+                          "tcp:127.0.0.1:99999", "tcp:127.0.0.1:80x", "tcp:127.0.0.1",
+                          "tcp::7777"}) {
+    INFO(bad);
+    auto c = WithListen(bad);
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.status().message().rfind("listen: ", 0) == 0);
+  }
+  CHECK(WithListen("tcp:127.0.0.1.evil.com:7777").status().message().find("not an IP address") !=
+        std::string::npos);
+  CHECK(WithListen("tcp:0.0.0.0:7777").status().message().find("not a loopback address") !=
+        std::string::npos);
+}
+
+}  // namespace
