@@ -26,6 +26,10 @@
 //   hang-once FILE      hang on the first run (writes its pid to FILE), go on in later runs
 //   wait-file PATH      block (inotify, no polling) until PATH exists: the test decides when
 //                       the worker finishes, however slow the build (ASan) is
+// Silent but working (liveness from CPU/IO, not output):
+//   busy-silent MS      burn CPU for MS milliseconds, printing nothing
+//   read-slow-pipe MS   for MS milliseconds read a pipe that a child feeds 16 KiB every 50 ms,
+//                       printing nothing and using little CPU
 #include <signal.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -240,6 +244,34 @@ int main(int argc, char** argv) {
       std::cerr << rest << std::endl;
     } else if (verb == "sleep") {
       std::this_thread::sleep_for(std::chrono::milliseconds(std::atoll(rest.c_str())));
+    } else if (verb == "busy-silent") {
+      auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::atoll(rest.c_str()));
+      volatile uint64_t spin = 0;
+      while (std::chrono::steady_clock::now() < end) {
+        for (int i = 0; i < 100000; ++i) spin = spin + static_cast<uint64_t>(i);
+      }
+    } else if (verb == "read-slow-pipe") {
+      auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::atoll(rest.c_str()));
+      int fds[2];
+      if (pipe(fds) != 0) return 8;
+      pid_t feeder = fork();
+      if (feeder == 0) {
+        close(fds[0]);
+        std::string chunk(16384, 'z');
+        for (;;) {
+          if (write(fds[1], chunk.data(), chunk.size()) < 0) _exit(0);
+          // Paces a simulated slow producer (workload, not test synchronisation).
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+      }
+      close(fds[1]);
+      char buf[65536];
+      while (std::chrono::steady_clock::now() < end) {
+        if (read(fds[0], buf, sizeof buf) <= 0) break;
+      }
+      close(fds[0]);
+      kill(feeder, SIGKILL);
+      waitpid(feeder, nullptr, 0);
     } else if (verb == "wait-file") {
       WaitForFile(rest);
     } else if (verb == "hang") {

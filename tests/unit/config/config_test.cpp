@@ -32,3 +32,19 @@ TEST_CASE("config: text that is not a JSON object is an error, not an exception"
 }
 
 }  // namespace
+
+TEST_CASE("config: liveness thresholds have stated defaults, are read, and must not be negative",
+          "[config][liveness]") {
+  auto d = LoadConfigFromJson(R"({"state_dir":"/tmp/x"})", "c.json", Flags{});
+  REQUIRE(d.ok());
+  CHECK(d->liveness_cpu_ms == 200);
+  CHECK(d->liveness_io_bytes == 65536);
+  auto set = LoadConfigFromJson(R"({"state_dir":"/tmp/x","liveness_cpu_ms":50,
+                                    "liveness_io_bytes":0})", "c.json", Flags{});
+  REQUIRE(set.ok());
+  CHECK(set->liveness_cpu_ms == 50);
+  CHECK(set->liveness_io_bytes == 0);
+  auto bad = LoadConfigFromJson(R"({"state_dir":"/tmp/x","liveness_cpu_ms":-1})", "c.json", Flags{});
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("liveness_cpu_ms") != std::string::npos);
+}
