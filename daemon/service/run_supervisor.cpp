@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "exec/brief_renderer.h"
+#include "exec/git_head.h"
 #include "exec/launch_plan.h"
 
 namespace conclave::service {
@@ -84,6 +85,9 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token) {
   if (!prepared.ok()) {
     return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: " + prepared.message());
   }
+  // A writer's starting point, read before its worker can change anything: HEAD from the
+  // repository's files (a few small reads, no git process).
+  std::string start_head = t->role == "writer" ? exec::ReadGitHead(term->cwd).commit : "";
   exec::RunLimits limits = LimitsFor(*d, *p);
   auto run = core_.launcher.Launch(plan.value(), limits, CallbacksFor(dispatch_id));
   if (!run.ok()) {
@@ -92,15 +96,17 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token) {
   runs_[dispatch_id] = ActiveRun{run.value(), core_.clock.NowMs(), {}};
   activity_.Watch(dispatch_id, run.value()->pid(),
                   limits.idle_timeout.count() > 0 ? limits.idle_timeout : limits.idle_kill);
-  RecordPid(dispatch_id, *run.value());
+  RecordPid(dispatch_id, *run.value(), start_head);
 }
 
-void RunSupervisor::RecordPid(int64_t dispatch_id, const exec::RunHandle& run) {
+void RunSupervisor::RecordPid(int64_t dispatch_id, const exec::RunHandle& run,
+                              const std::string& start_head) {
   Status s = core_.batcher.Write([&]() -> Status {
     auto cur = core_.dispatches.Get(dispatch_id);
     if (!cur) return Status::Ok();
     cur->pid = run.pid();
     cur->proc_start = run.start_time();
+    cur->start_head = start_head;
     core_.dispatches.Update(*cur);
     return Status::Ok();
   });

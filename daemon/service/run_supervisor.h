@@ -60,7 +60,7 @@ class RunSupervisor : public RunStarter, public RunControl {
                                   const exec::Profile& p);
   exec::RunLimits LimitsFor(const domain::Dispatch& d, const exec::Profile& p) const;
   exec::RunCallbacks CallbacksFor(int64_t dispatch_id);
-  void RecordPid(int64_t dispatch_id, const exec::RunHandle& run);
+  void RecordPid(int64_t dispatch_id, const exec::RunHandle& run, const std::string& start_head);
   void NotLaunched(int64_t dispatch_id, domain::StopReason reason, const std::string& detail);
   void OnStdout(int64_t dispatch_id, std::string_view chunk);
   void OnOutput(int64_t dispatch_id);

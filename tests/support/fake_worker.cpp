@@ -10,6 +10,7 @@
 //   blockers TEXT       the BLOCKERS section          no-contract   omit the contract sections
 //   print-env NAME      print the value of an env var (to test redaction)
 //   print-cwd           print "CWD=<the real working directory>" (getcwd, not $PWD)
+//   sh COMMAND LINE     run it with /bin/sh in the cwd (stdout to stderr), e.g. a git commit
 // An adversarial worker (the trust tests):
 //   try-cli MODE ARGS   run $CONCLAVE_CLI ARGS (split on spaces); MODE env = as given,
 //                       noenv = every CONCLAVE_* variable removed, setsid = noenv in a new
@@ -309,6 +310,10 @@ int main(int argc, char** argv) {
       blockers = rest;
     } else if (verb == "no-contract") {
       contract = false;
+    } else if (verb == "sh") {
+      // Runs a shell command line in the cwd (e.g. git add and commit), output to stderr.
+      std::string line = "(" + rest + ") 1>&2";
+      if (std::system(line.c_str()) != 0) std::cerr << "sh failed: " << rest << std::endl;
     } else if (verb == "print-env") {
       const char* v = std::getenv(rest.c_str());
       std::cout << rest << "=" << (v ? v : "") << std::endl;
@@ -403,7 +408,11 @@ int main(int argc, char** argv) {
               << "EVIDENCE: ran the fake worker\n"
               << "CHANGES:\n";
     if (changes.empty()) std::cout << "none\n";
-    for (const auto& c : changes) std::cout << "- " << c << ": changed\n";
+    for (const auto& c : changes) {
+      // A name with a space is written in backticks, as workers do.
+      bool space = c.find(' ') != std::string::npos;
+      std::cout << "- " << (space ? "`" + c + "`" : c) << ": changed\n";
+    }
     std::cout << "RISKS: none\n"
               << "BLOCKERS: " << blockers << "\n";
   }
