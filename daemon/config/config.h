@@ -50,6 +50,7 @@ struct Config {
   // silence and inactivity).
   int liveness_cpu_ms = 200;
   int64_t liveness_io_bytes = 65536;
+  int retry_after_cap_s = 3600;  // a provider's retry-after hint is capped at this
   std::string tcp_token;  // bearer token required on a TCP listener
   RetryConfig retry;
   BudgetConfig budgets;

@@ -39,6 +39,7 @@ TEST_CASE("config: liveness thresholds have stated defaults, are read, and must 
   REQUIRE(d.ok());
   CHECK(d->liveness_cpu_ms == 200);
   CHECK(d->liveness_io_bytes == 65536);
+  CHECK(d->retry_after_cap_s == 3600);
   auto set = LoadConfigFromJson(R"({"state_dir":"/tmp/x","liveness_cpu_ms":50,
                                     "liveness_io_bytes":0})", "c.json", Flags{});
   REQUIRE(set.ok());
