@@ -74,6 +74,9 @@ Status ApplyText(std::string_view text, const std::string& file, Config& c) {
                    Read(j, "eof_grace_ms", c.eof_grace_ms, file),
                    Read(j, "default_timeout_s", c.default_timeout_s, file),
                    Read(j, "default_idle_timeout_s", c.default_idle_timeout_s, file),
+                   Read(j, "liveness_cpu_ms", c.liveness_cpu_ms, file),
+                   Read(j, "liveness_io_bytes", c.liveness_io_bytes, file),
+                   Read(j, "retry_after_cap_s", c.retry_after_cap_s, file),
                    Read(j, "tcp_token", c.tcp_token, file)}) {
     if (!s.ok()) return s;
   }
@@ -218,6 +221,13 @@ StatusOr<Config> Finish(Config c, const Flags& flags) {
   }
   if (c.heartbeat_interval_s < 0 || c.kill_grace_ms < 0 || c.eof_grace_ms < 0) {
     return InvalidArgument("config: intervals must not be negative");
+  }
+  if (c.liveness_cpu_ms < 0) return InvalidArgument("config: liveness_cpu_ms must not be negative");
+  if (c.retry_after_cap_s < 0) {
+    return InvalidArgument("config: retry_after_cap_s must not be negative");
+  }
+  if (c.liveness_io_bytes < 0) {
+    return InvalidArgument("config: liveness_io_bytes must not be negative");
   }
   return c;
 }

@@ -46,6 +46,12 @@ struct Config {
   int eof_grace_ms = 2000;  // after the worker exits, how long its descendants may hold pipes
   int default_timeout_s = 1800;
   int default_idle_timeout_s = 300;
+  // A silent run is alive while, within each idle window, its process tree uses at least this
+  // much CPU or reads + writes at least this many bytes (idle escalation and kill need both
+  // silence and inactivity).
+  int liveness_cpu_ms = 200;
+  int64_t liveness_io_bytes = 65536;
+  int retry_after_cap_s = 3600;  // a provider's retry-after hint is capped at this
   std::string tcp_token;  // bearer token required on a TCP listener
   RetryConfig retry;
   BudgetConfig budgets;

@@ -32,6 +32,8 @@ std::optional<ProcStat> ReadProcStat(pid_t pid) {
     if (field == 5 && num) st.pgid = static_cast<pid_t>(v);
     if (field == 14 && num) st.utime = v;
     if (field == 15 && num) st.stime = v;
+    if (field == 16 && num) st.cutime = v;
+    if (field == 17 && num) st.cstime = v;
     if (field == 22) {
       if (!num) return std::nullopt;
       st.start_time = v;

@@ -18,6 +18,7 @@ struct ProcStat {
   pid_t pgid = 0;
   int64_t start_time = 0;  // field 22 (clock ticks since boot)
   int64_t utime = 0, stime = 0;  // fields 14, 15 (clock ticks)
+  int64_t cutime = 0, cstime = 0;  // fields 16, 17: reaped children's (clock ticks)
 };
 
 // /proc/<pid>/stat, parsed with bounds; nullopt when the process is gone or unreadable.

@@ -89,7 +89,10 @@ CompletionFacts GatherFacts(const CompletionSnapshot& snap, const exec::RunOutco
     f.result["contract"] = domain::ContractToJson(f.contract.contract);
     if (f.contract.writer && !f.contract.contract.changed_files.empty()) {
       f.contract.unpersisted =
-          exec::UnpersistedClaims(commands, snap.terminal_cwd, f.contract.contract.changed_files);
+          exec::UnpersistedClaims(commands,
+                                  {snap.terminal_cwd, snap.dispatch.start_head,
+                                   snap.dispatch.started_ms},
+                                  f.contract.contract.changed_files);
     }
   }
   f.result["text"] = Bounded(f.parsed.result_text);

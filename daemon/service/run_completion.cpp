@@ -13,8 +13,6 @@ using domain::DispatchState;
 using domain::FailureKind;
 using domain::TaskState;
 
-constexpr int64_t kMaxRetryAfterMs = 3600 * 1000;  // a provider's retry-after hint is capped
-
 std::string Dump(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -153,8 +151,9 @@ domain::NextStep RunCompletion::Decide(const domain::Dispatch& d, const domain::
   in.retry = {r.base_ms, r.max_ms, r.max_attempts, 0.2};
   in.op_retries = d.op_retries;
   if (facts.parsed.retry_after_s) {
+    // A provider's hint is capped (config retry_after_cap_s, default 1 h).
     in.retry_after_ms = std::clamp<int64_t>(int64_t{*facts.parsed.retry_after_s} * 1000, 0,
-                                            kMaxRetryAfterMs);
+                                            int64_t{core_.config.retry_after_cap_s} * 1000);
   }
   in.random_bits[0] = RandomU64();
   in.random_bits[1] = RandomU64();

@@ -9,8 +9,8 @@ constexpr const char* kSelect =
     "SELECT id, task_id, target, terminal, profile, family, state, attempt, op_retries, "
     "coordinator, token, pid, proc_start, created_ms, not_before_ms, started_ms, finished_ms, "
     "deadline_ms, last_output_ms, timeout_s, budget_usd, exit_code, failure_kind, failure_class, "
-    "fingerprint, evidence, cost_usd, cost_estimated, result, worker_done, review_round "
-    "FROM dispatches";
+    "fingerprint, evidence, cost_usd, cost_estimated, result, worker_done, review_round, "
+    "start_head FROM dispatches";
 
 DispatchRecord ReadRow(const Statement& st) {
   DispatchRecord d;
@@ -45,6 +45,7 @@ DispatchRecord ReadRow(const Statement& st) {
   d.result = st.Text(28);
   d.worker_done = st.Int(29) != 0;
   d.review_round = st.Int(30);
+  d.start_head = st.Text(31);
   return d;
 }
 
@@ -58,13 +59,15 @@ void BindAll(Statement& st, const DispatchRecord& d) {
   st.Bind(22, d.failure_kind).Bind(23, d.failure_class).Bind(24, d.fingerprint);
   st.Bind(25, d.evidence).Bind(26, d.cost_usd).Bind(27, d.cost_estimated ? 1 : 0);
   st.Bind(28, d.result).Bind(29, d.worker_done ? 1 : 0).Bind(30, d.review_round);
+  st.Bind(31, d.start_head);
 }
 
 constexpr const char* kColumns =
     "task_id, target, terminal, profile, family, state, attempt, op_retries, coordinator, "
     "token, pid, proc_start, created_ms, not_before_ms, started_ms, finished_ms, deadline_ms, "
     "last_output_ms, timeout_s, budget_usd, exit_code, failure_kind, failure_class, "
-    "fingerprint, evidence, cost_usd, cost_estimated, result, worker_done, review_round";
+    "fingerprint, evidence, cost_usd, cost_estimated, result, worker_done, review_round, "
+    "start_head";
 
 }  // namespace
 
@@ -77,7 +80,7 @@ std::optional<DispatchRecord> DispatchStore::Get(int64_t id) {
 
 int64_t DispatchStore::Insert(const DispatchRecord& d) {
   std::string q = "?";
-  for (int i = 1; i < 30; ++i) q += ",?";
+  for (int i = 1; i < 31; ++i) q += ",?";
   auto st = db_.Prepare(std::string("INSERT INTO dispatches(") + kColumns + ") VALUES (" + q + ")");
   BindAll(st, d);
   st.Run();
@@ -97,9 +100,9 @@ void DispatchStore::Update(const DispatchRecord& d) {
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  auto st = db_.Prepare("UPDATE dispatches SET " + sets + " WHERE id = ?31");
+  auto st = db_.Prepare("UPDATE dispatches SET " + sets + " WHERE id = ?32");
   BindAll(st, d);
-  st.Bind(31, d.id);
+  st.Bind(32, d.id);
   st.Run();
 }
 

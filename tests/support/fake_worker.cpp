@@ -10,6 +10,7 @@
 //   blockers TEXT       the BLOCKERS section          no-contract   omit the contract sections
 //   print-env NAME      print the value of an env var (to test redaction)
 //   print-cwd           print "CWD=<the real working directory>" (getcwd, not $PWD)
+//   sh COMMAND LINE     run it with /bin/sh in the cwd (stdout to stderr), e.g. a git commit
 // An adversarial worker (the trust tests):
 //   try-cli MODE ARGS   run $CONCLAVE_CLI ARGS (split on spaces); MODE env = as given,
 //                       noenv = every CONCLAVE_* variable removed, setsid = noenv in a new
@@ -31,6 +32,10 @@
 //   try-write PATH      create PATH: "WRITE[PATH] ok" or "WRITE[PATH] error=<strerror>"
 //   sh COMMAND          run /bin/sh -c COMMAND: "SH[COMMAND] exit=N"
 #include <fcntl.h>
+// Silent but working (liveness from CPU/IO, not output):
+//   busy-silent MS      burn CPU for MS milliseconds, printing nothing
+//   read-slow-pipe MS   for MS milliseconds read a pipe that a child feeds 16 KiB every 50 ms,
+//                       printing nothing and using little CPU
 #include <signal.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -247,6 +252,34 @@ int main(int argc, char** argv) {
       std::cerr << rest << std::endl;
     } else if (verb == "sleep") {
       std::this_thread::sleep_for(std::chrono::milliseconds(std::atoll(rest.c_str())));
+    } else if (verb == "busy-silent") {
+      auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::atoll(rest.c_str()));
+      volatile uint64_t spin = 0;
+      while (std::chrono::steady_clock::now() < end) {
+        for (int i = 0; i < 100000; ++i) spin = spin + static_cast<uint64_t>(i);
+      }
+    } else if (verb == "read-slow-pipe") {
+      auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::atoll(rest.c_str()));
+      int fds[2];
+      if (pipe(fds) != 0) return 8;
+      pid_t feeder = fork();
+      if (feeder == 0) {
+        close(fds[0]);
+        std::string chunk(16384, 'z');
+        for (;;) {
+          if (write(fds[1], chunk.data(), chunk.size()) < 0) _exit(0);
+          // Paces a simulated slow producer (workload, not test synchronisation).
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+      }
+      close(fds[1]);
+      char buf[65536];
+      while (std::chrono::steady_clock::now() < end) {
+        if (read(fds[0], buf, sizeof buf) <= 0) break;
+      }
+      close(fds[0]);
+      kill(feeder, SIGKILL);
+      waitpid(feeder, nullptr, 0);
     } else if (verb == "wait-file") {
       WaitForFile(rest);
     } else if (verb == "hang") {
@@ -284,6 +317,10 @@ int main(int argc, char** argv) {
       blockers = rest;
     } else if (verb == "no-contract") {
       contract = false;
+    } else if (verb == "sh") {
+      // Runs a shell command line in the cwd (e.g. git add and commit), output to stderr.
+      std::string line = "(" + rest + ") 1>&2";
+      if (std::system(line.c_str()) != 0) std::cerr << "sh failed: " << rest << std::endl;
     } else if (verb == "print-env") {
       const char* v = std::getenv(rest.c_str());
       std::cout << rest << "=" << (v ? v : "") << std::endl;
@@ -411,7 +448,11 @@ int main(int argc, char** argv) {
               << "EVIDENCE: ran the fake worker\n"
               << "CHANGES:\n";
     if (changes.empty()) std::cout << "none\n";
-    for (const auto& c : changes) std::cout << "- " << c << ": changed\n";
+    for (const auto& c : changes) {
+      // A name with a space is written in backticks, as workers do.
+      bool space = c.find(' ') != std::string::npos;
+      std::cout << "- " << (space ? "`" + c + "`" : c) << ": changed\n";
+    }
     std::cout << "RISKS: none\n"
               << "BLOCKERS: " << blockers << "\n";
   }

@@ -24,6 +24,7 @@ ServiceHarness::ServiceHarness(std::function<void(config::Config&)> configure) {
   auto applied = store::ApplyMigrations(*db, store::EmbeddedMigrations());
   if (!applied.ok()) throw std::runtime_error(applied.status().message());
   core = std::make_unique<service::Core>(io, config, *db, clock, launcher, commands);
+  core->activity = activity;
   core->listener = "unix:" + dir + "/s.sock";
   services = std::make_unique<service::Services>(*core);
   services->Start();

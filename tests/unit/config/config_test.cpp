@@ -66,3 +66,19 @@ TEST_CASE("config: a TCP listener is loopback by its address, not by how it is s
 }
 
 }  // namespace
+TEST_CASE("config: liveness thresholds have stated defaults, are read, and must not be negative",
+          "[config][liveness]") {
+  auto d = LoadConfigFromJson(R"({"state_dir":"/tmp/x"})", "c.json", Flags{});
+  REQUIRE(d.ok());
+  CHECK(d->liveness_cpu_ms == 200);
+  CHECK(d->liveness_io_bytes == 65536);
+  CHECK(d->retry_after_cap_s == 3600);
+  auto set = LoadConfigFromJson(R"({"state_dir":"/tmp/x","liveness_cpu_ms":50,
+                                    "liveness_io_bytes":0})", "c.json", Flags{});
+  REQUIRE(set.ok());
+  CHECK(set->liveness_cpu_ms == 50);
+  CHECK(set->liveness_io_bytes == 0);
+  auto bad = LoadConfigFromJson(R"({"state_dir":"/tmp/x","liveness_cpu_ms":-1})", "c.json", Flags{});
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("liveness_cpu_ms") != std::string::npos);
+}

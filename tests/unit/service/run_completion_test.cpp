@@ -137,6 +137,22 @@ TEST_CASE("a rate limit cools the profile down: queued work waits for the cooldo
   REQUIRE(h.RunUntil([&] { return h.Launched() == 2; }));
 }
 
+TEST_CASE("a provider's retry-after hint is capped by retry_after_cap_s",
+          "[service][completion]") {
+  ServiceHarness h([](config::Config& c) { c.retry_after_cap_s = 3; });
+  auto& p = h.AddProfile("cl", "anthropic");
+  p.parser = "claude-json";
+  h.AddTerminal("w1", "cl");
+  int64_t t = h.AddTask("do it");
+  REQUIRE(h.Dispatch(t, "w1").ok());
+  h.launcher.Finish(h.launcher.Running().front(), Fixture("claude/json/http429.txt"), 1,
+                    "retry-after: 7");
+  REQUIRE(h.RunUntil([&] { return h.Dispatches(t).size() == 2; }));
+  auto cooldowns = h.services->scheduler.Cooldowns();
+  REQUIRE(cooldowns.size() == 1);
+  CHECK(cooldowns[0].until_ms - h.clock.NowMs() == 3000);  // 7 s asked, 3 s allowed
+}
+
 TEST_CASE("a decision gate holds a finished task's outcome until it is resolved",
           "[service][gates]") {
   Claude h;
