@@ -33,6 +33,11 @@ struct ReviewConfig {
   int round_timeout_s = 900;
 };
 
+struct FlowConfig {
+  std::string worktree_root;  // "" = $XDG_DATA_HOME/conclave/worktrees (~/.local/share/...)
+  std::string verify_profile = "shell";  // the "command" profile that runs --verify commands
+};
+
 struct Config {
   std::string state_dir;
   std::string listen;  // unix:/path or tcp:127.0.0.1:PORT
@@ -49,6 +54,7 @@ struct Config {
   RetryConfig retry;
   BudgetConfig budgets;
   ReviewConfig review;
+  FlowConfig flow;
   nlohmann::json raw;  // the file as read, for later sections
 };
 
