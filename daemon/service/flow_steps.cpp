@@ -201,7 +201,8 @@ void FlowService::DispatchStepTask(const domain::Flow& f, const std::string& to)
   scheduler_.Dispatch(in, [this, id, task_id, step](StatusOr<domain::Dispatch> d) {
     if (d.ok()) return;
     Change(id, step, [&](domain::Flow& fl) -> Status {
-      if (fl.task_id != task_id) return Status::Ok();
+      // Refused because an earlier call already dispatched it: nothing went wrong.
+      if (fl.task_id != task_id || !core_.dispatches.ForTask(task_id).empty()) return Status::Ok();
       fl.last_error = d.status().message();
       return Move(fl, FlowStep::kNeedsHuman,
                   "the " + std::string(domain::FlowStepName(step)) + " task " +
