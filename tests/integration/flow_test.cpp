@@ -26,7 +26,7 @@ RunResult Git(const std::string& repo, std::vector<std::string> args) {
 }
 
 // writer (anthropic), rev (openai reviewer), shell (the verify commands); a repo on main.
-std::string Setup(DaemonFixture& d) {
+std::string Setup(DaemonFixture& d, int round_timeout_s = 60) {
   d.WriteProfile("writer", d.FakeProfile("writer", "anthropic", 1));
   auto rev = d.FakeProfile("rev", "openai", 4);
   rev["env"] = {{"FAKE_FAMILY", "openai"}};
@@ -37,7 +37,7 @@ std::string Setup(DaemonFixture& d) {
                            {"contract", false},     {"timeout_s", 60},
                            {"idle_timeout_s", 0},   {"max_concurrent", 4}});
   json cfg = {{"retry", {{"base_ms", 50}, {"max_ms", 200}, {"max_attempts", 1}}},
-              {"review", {{"default_cap", 1}, {"round_timeout_s", 60}}},
+              {"review", {{"default_cap", 1}, {"round_timeout_s", round_timeout_s}}},
               {"flow", {{"worktree_root", d.dir() + "/worktrees"}}}};
   d.Start({"--config", d.WriteFile("config.json", cfg.dump())});
   std::string repo = d.dir() + "/repo";
@@ -166,6 +166,18 @@ TEST_CASE("a third needed fix round ends the flow in needs_human", "[flow]") {
   CHECK(done["verify_runs"] == 3);
   CHECK(!d.CliJson({"inbox", "--types", "escalation"})["messages"].empty());
   CHECK(d.CliJson({"flow", "list", "--status", "needs_human"})["flows"].size() == 1);
+}
+
+TEST_CASE("a hung reviewer makes the flow needs_human (gate-absent), never ready", "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d, 2);
+  auto f = StartFlow(d, repo, "Hang the reviewer.\nFAKE: append review.txt FAKE-REVIEW openai * hang\n",
+                     {"--ship", "merge"});
+  auto done = WaitFlow(d, f, 5);
+  CHECK(done["status"] == "needs_human");
+  CHECK(done["review_verdict"] == "gate-absent");
+  // Nothing was merged.
+  CHECK(Git(repo, {"rev-parse", "main"}).out != Git(repo, {"rev-parse", done["branch"]}).out);
 }
 
 TEST_CASE("--ship merge fast-forwards base after APPROVED", "[flow]") {
