@@ -57,15 +57,13 @@ int BindAll(Statement& st, const domain::Flow& f) {
   } else {
     st.Bind(i++, f.idem_key);
   }
-  st.Bind(i++, f.title).Bind(i++, f.brief).Bind(i++, f.repo).Bind(i++, f.base);
-  st.Bind(i++, f.base_sha).Bind(i++, f.head_sha).Bind(i++, f.branch).Bind(i++, f.worktree);
-  st.Bind(i++, f.writer).Bind(i++, f.writer_family).Bind(i++, f.verify).Bind(i++, f.review_mode);
-  st.Bind(i++, f.reviewers).Bind(i++, f.cap).Bind(i++, f.max_fix_rounds).Bind(i++, f.ship);
-  st.Bind(i++, f.status).Bind(i++, domain::FlowStepName(f.step)).Bind(i++, f.round);
-  st.Bind(i++, f.fix_rounds).Bind(i++, f.task_id).Bind(i++, f.verify_index);
-  st.Bind(i++, f.review_id).Bind(i++, f.review_round).Bind(i++, f.fix_brief);
-  st.Bind(i++, f.coordinator).Bind(i++, f.last_error).Bind(i++, f.note).Bind(i++, f.history);
-  st.Bind(i++, f.cleaned ? 1 : 0).Bind(i++, f.created_ms).Bind(i++, f.updated_ms);
+  auto b = [&](const auto& v) { st.Bind(i++, v); };
+  b(f.title); b(f.brief); b(f.repo); b(f.base); b(f.base_sha); b(f.head_sha); b(f.branch);
+  b(f.worktree); b(f.writer); b(f.writer_family); b(f.verify); b(f.review_mode); b(f.reviewers);
+  b(f.cap); b(f.max_fix_rounds); b(f.ship); b(f.status); b(domain::FlowStepName(f.step));
+  b(f.round); b(f.fix_rounds); b(f.task_id); b(f.verify_index); b(f.review_id);
+  b(f.review_round); b(f.fix_brief); b(f.coordinator); b(f.last_error); b(f.note); b(f.history);
+  b(f.cleaned ? 1 : 0); b(f.created_ms); b(f.updated_ms);
   return i;
 }
 
