@@ -216,3 +216,33 @@ TEST_CASE("kill -9 of the daemon during implement resumes the flow to ready with
   CHECK(done["verify_runs"] == 1);
   CHECK(done["review_verdict"] == "APPROVED");
 }
+
+TEST_CASE("flow start is idempotent by key, and cancel stops the writer but keeps the worktree",
+          "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d);
+  std::string starts = d.dir() + "/starts";
+  std::string brief = "Wait.\nFAKE: append " + starts + " s\nFAKE: wait-file " + d.dir() + "/never\n";
+  auto f = StartFlow(d, repo, brief, {"--key", "k1"});
+  auto again = StartFlow(d, repo, brief, {"--key", "k1"});
+  CHECK(again["id"] == f["id"]);
+  REQUIRE(WaitFor([&] { return Lines(starts) == 1; }, 30s));
+  auto c = d.CliJson({"flow", "cancel", f["id"].get<std::string>()});
+  CHECK(c["status"] == "cancelled");
+  auto done = WaitFlow(d, f, 5);
+  CHECK(done["status"] == "cancelled");
+  CHECK(fs::exists(done["worktree"].get<std::string>()));
+  // The writer's task was cancelled with it.
+  auto tasks = d.CliJson({"task", "list", "--status", "cancelled"})["tasks"];
+  CHECK(tasks.size() == 1);
+  CHECK(d.CliJson({"flow", "list"})["flows"].size() == 1);
+  // Work on the branch (a person's commit in the kept worktree): clean removes the worktree
+  // but keeps the unmerged branch.
+  REQUIRE(Git(done["worktree"].get<std::string>(), {"-c", "user.name=T", "-c",
+                                                    "user.email=t@example.com", "commit", "-q",
+                                                    "--allow-empty", "-m", "wip"})
+              .exit_code == 0);
+  d.CliJson({"flow", "clean"});
+  CHECK(!fs::exists(done["worktree"].get<std::string>()));
+  CHECK(Git(repo, {"rev-parse", "--verify", "-q", done["branch"].get<std::string>()}).exit_code == 0);
+}
