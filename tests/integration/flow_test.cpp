@@ -180,7 +180,7 @@ TEST_CASE("a hung reviewer makes the flow needs_human (gate-absent), never ready
   CHECK(Git(repo, {"rev-parse", "main"}).out != Git(repo, {"rev-parse", done["branch"]}).out);
 }
 
-TEST_CASE("--ship merge fast-forwards base after APPROVED", "[flow]") {
+TEST_CASE("ship merge fast-forwards base after APPROVED", "[flow]") {
   DaemonFixture d;
   std::string repo = Setup(d);
   auto f = StartFlow(d, repo, "Ship it.\nFAKE: append shipped.txt yes\n", {"--ship", "merge"});
