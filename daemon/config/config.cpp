@@ -101,7 +101,8 @@ Status ApplyText(std::string_view text, const std::string& file, Config& c) {
   if (j.contains("flow")) {
     const auto& f = j["flow"];
     for (Status s : {Read(f, "worktree_root", c.flow.worktree_root, file),
-                     Read(f, "verify_profile", c.flow.verify_profile, file)}) {
+                     Read(f, "verify_profile", c.flow.verify_profile, file),
+                     Read(f, "max_parallel_writers", c.flow.max_parallel_writers, file)}) {
       if (!s.ok()) return s;
     }
   }

@@ -36,6 +36,7 @@ struct ReviewConfig {
 struct FlowConfig {
   std::string worktree_root;  // "" = $XDG_DATA_HOME/conclave/worktrees (~/.local/share/...)
   std::string verify_profile = "shell";  // the "command" profile that runs --verify commands
+  int max_parallel_writers = 3;  // implement steps running at once (seed 001's wave size)
 };
 
 struct Config {

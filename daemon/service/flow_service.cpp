@@ -277,6 +277,7 @@ void FlowService::Clean(int64_t id, Done<std::vector<FlowView>> done) {
 void FlowService::OnDispatchFinished(const domain::Dispatch& d) {
   auto f = store_.ByTask(d.task_id);
   if (f && f->status == "running" && f->task_id == d.task_id) Advance(f->id);
+  PumpWriters();  // a writer slot may have freed up
 }
 
 void FlowService::OnReviewFinished(int64_t review_id) {

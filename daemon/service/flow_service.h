@@ -85,6 +85,9 @@ class FlowService : public DispatchListener, public ReviewFinished {
   Status MakeStepTask(domain::Flow& f, const std::string& what, const std::string& role,
                       const std::string& brief);
   void DispatchStepTask(const domain::Flow& f, const std::string& to);
+  // Implement steps of other flows whose writer is dispatched; flows waiting for a writer slot.
+  int WritersRunning(int64_t except);
+  void PumpWriters();
   // Its own write: fn changes the flow (running, at `step`); the flow is saved and advanced.
   void Change(int64_t id, domain::FlowStep step, std::function<Status(domain::Flow&)> fn);
   // Inside a write: moves f, saves it, tells the coordinator.

@@ -3,6 +3,7 @@
 // review's verdict, git work that came back) and once at startup. A step reads what the flow
 // recorded and does only what is missing, so calling Advance again is always safe. Loop thread
 // only (git runs on the helper pool).
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -164,6 +165,26 @@ void FlowService::DispatchStepTask(const domain::Flow& f, const std::string& to)
   });
 }
 
+int FlowService::WritersRunning(int64_t except) {
+  int n = 0;
+  for (const auto& x : store_.Running()) {
+    if (x.id == except || x.step != FlowStep::kImplement || x.task_id == 0) continue;
+    auto t = core_.tasks.Get(x.task_id);
+    if (t && t->status == TaskState::kDispatched) ++n;
+  }
+  return n;
+}
+
+void FlowService::PumpWriters() {
+  for (const auto& x : store_.Running()) {
+    if (x.step != FlowStep::kImplement || x.task_id == 0) continue;
+    auto t = core_.tasks.Get(x.task_id);
+    if (t && t->status == TaskState::kReady && core_.dispatches.ForTask(x.task_id).empty()) {
+      Advance(x.id);
+    }
+  }
+}
+
 // ---- worktree
 
 void FlowService::StepWorktree(const domain::Flow& f) {
@@ -215,7 +236,12 @@ void FlowService::StepImplement(const domain::Flow& f) {
     });
   }
   auto dispatches = core_.dispatches.ForTask(t->id);
-  if (t->status == TaskState::kReady && dispatches.empty()) return DispatchStepTask(f, WriterTerminal(f.id));
+  if (t->status == TaskState::kReady && dispatches.empty()) {
+    // At most flow.max_parallel_writers implement steps run at once; the others wait here
+    // and are advanced again when a dispatch finishes (OnDispatchFinished).
+    if (WritersRunning(f.id) >= std::max(1, core_.config.flow.max_parallel_writers)) return;
+    return DispatchStepTask(f, WriterTerminal(f.id));
+  }
   if (t->status == TaskState::kDispatched || t->status == TaskState::kPending) return;  // running
   if (t->status == TaskState::kCompleted) return AfterImplement(f);
   std::string why = "implement round " + std::to_string(f.round) + " ended " +

@@ -26,7 +26,7 @@ RunResult Git(const std::string& repo, std::vector<std::string> args) {
 }
 
 // writer (anthropic), rev (openai reviewer), shell (the verify commands); a repo on main.
-std::string Setup(DaemonFixture& d, int round_timeout_s = 60) {
+std::string Setup(DaemonFixture& d, int round_timeout_s = 60, int max_writers = 3) {
   d.WriteProfile("writer", d.FakeProfile("writer", "anthropic", 1));
   auto rev = d.FakeProfile("rev", "openai", 4);
   rev["env"] = {{"FAKE_FAMILY", "openai"}};
@@ -38,7 +38,7 @@ std::string Setup(DaemonFixture& d, int round_timeout_s = 60) {
                            {"idle_timeout_s", 0},   {"max_concurrent", 4}});
   json cfg = {{"retry", {{"base_ms", 50}, {"max_ms", 200}, {"max_attempts", 1}}},
               {"review", {{"default_cap", 1}, {"round_timeout_s", round_timeout_s}}},
-              {"flow", {{"worktree_root", d.dir() + "/worktrees"}}}};
+              {"flow", {{"worktree_root", d.dir() + "/worktrees"}, {"max_parallel_writers", max_writers}}}};
   d.Start({"--config", d.WriteFile("config.json", cfg.dump())});
   std::string repo = d.dir() + "/repo";
   fs::create_directories(repo);
@@ -245,4 +245,26 @@ TEST_CASE("flow start is idempotent by key, and cancel stops the writer but keep
   d.CliJson({"flow", "clean"});
   CHECK(!fs::exists(done["worktree"].get<std::string>()));
   CHECK(Git(repo, {"rev-parse", "--verify", "-q", done["branch"].get<std::string>()}).exit_code == 0);
+}
+
+TEST_CASE("with max_parallel_writers 1 two flows implement one after the other", "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d, 60, 1);
+  std::string log = d.dir() + "/writers";
+  auto brief = [&](const std::string& n) {
+    return "Flow " + n + ".\nFAKE: append " + log + " start\nFAKE: wait-file " + d.dir() + "/go" +
+           n + "\nFAKE: append " + log + " end\nFAKE: append f" + n + ".txt x\n";
+  };
+  auto f1 = StartFlow(d, repo, brief("1"), {});
+  auto f2 = StartFlow(d, repo, brief("2"), {});
+  REQUIRE(WaitFor([&] { return Lines(log) == 1; }, 30s));
+  // Both writers may go; with one slot the second starts only after the first ended.
+  std::ofstream(d.dir() + "/go1") << "go";
+  std::ofstream(d.dir() + "/go2") << "go";
+  WaitFlow(d, f1, 0);
+  WaitFlow(d, f2, 0);
+  std::ifstream in(log);
+  std::vector<std::string> seq;
+  for (std::string l; std::getline(in, l);) seq.push_back(l);
+  CHECK(seq == std::vector<std::string>{"start", "end", "start", "end"});
 }
