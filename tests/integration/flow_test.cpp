@@ -258,6 +258,14 @@ TEST_CASE("with max_parallel_writers 1 two flows implement one after the other",
   auto f1 = StartFlow(d, repo, brief("1"), {});
   auto f2 = StartFlow(d, repo, brief("2"), {});
   REQUIRE(WaitFor([&] { return Lines(log) == 1; }, 30s));
+  // Flow 2 made its implement task; the next answer comes after the dispatch decision that
+  // followed: it waits for the writer slot.
+  std::string id2 = f2["id"];
+  REQUIRE(WaitFor([&] {
+    auto s = d.CliJson({"flow", "show", id2});
+    return s["step"] == "implement" && s.value("task_id", std::string("0")) != "0";
+  }, 30s));
+  CHECK(d.CliJson({"flow", "show", id2}).value("implement_runs", 0) == 0);
   // Both writers may go; with one slot the second starts only after the first ended.
   std::ofstream(d.dir() + "/go1") << "go";
   std::ofstream(d.dir() + "/go2") << "go";
