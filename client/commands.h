@@ -14,6 +14,7 @@ void AddWaitCommands(CLI::App& app, Options& opts, int* rc);
 void AddTerminalCommands(CLI::App& app, Options& opts, int* rc);
 void AddTaskCommands(CLI::App& app, Options& opts, int* rc);
 void AddReviewCommands(CLI::App& app, Options& opts, int* rc);
+void AddFlowCommands(CLI::App& app, Options& opts, int* rc);
 
 // Calls one unary RPC; on failure reports it and stores the exit code in *rc.
 template <typename Req, typename Resp, typename Fn>

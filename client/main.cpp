@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   AddTerminalCommands(app, opts, &rc);
   AddTaskCommands(app, opts, &rc);
   AddReviewCommands(app, opts, &rc);
+  AddFlowCommands(app, opts, &rc);
   AddCompletionCommand(app, &rc);
   AddManCommandsCommand(app);
   try {

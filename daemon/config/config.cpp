@@ -107,6 +107,14 @@ Status ApplyText(std::string_view text, const std::string& file, Config& c) {
       if (!s.ok()) return s;
     }
   }
+  if (j.contains("flow")) {
+    const auto& f = j["flow"];
+    for (Status s : {Read(f, "worktree_root", c.flow.worktree_root, file),
+                     Read(f, "verify_profile", c.flow.verify_profile, file),
+                     Read(f, "max_parallel_writers", c.flow.max_parallel_writers, file)}) {
+      if (!s.ok()) return s;
+    }
+  }
   return Status::Ok();
 }
 
@@ -196,6 +204,13 @@ StatusOr<Config> Finish(Config c, const Flags& flags) {
   if (c.state_dir.empty()) c.state_dir = DefaultStateDir();
   c.state_dir = fs::absolute(c.state_dir).lexically_normal().string();
   if (c.profiles_dir.empty()) c.profiles_dir = DefaultProfilesDir();
+  if (c.flow.worktree_root.empty()) {
+    // Outside the state directory: sandboxed workers and reviewers can reach it.
+    std::string data = Env("XDG_DATA_HOME");
+    if (data.empty()) data = (Env("HOME").empty() ? std::string("/tmp") : Env("HOME")) + "/.local/share";
+    c.flow.worktree_root = data + "/conclave/worktrees";
+  }
+  c.flow.worktree_root = fs::absolute(c.flow.worktree_root).lexically_normal().string();
   c.database_path = c.state_dir + "/conclave.db";
   if (c.listen.empty()) {
     std::string runtime = Env("XDG_RUNTIME_DIR");

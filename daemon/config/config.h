@@ -33,6 +33,12 @@ struct ReviewConfig {
   int round_timeout_s = 900;
 };
 
+struct FlowConfig {
+  std::string worktree_root;  // "" = $XDG_DATA_HOME/conclave/worktrees (~/.local/share/...)
+  std::string verify_profile = "shell";  // the "command" profile that runs --verify commands
+  int max_parallel_writers = 3;  // implement steps running at once (seed 001's wave size)
+};
+
 struct Config {
   std::string state_dir;
   std::string config_file;  // absolute, "" when none was given (a sandbox hides its directory)
@@ -56,6 +62,7 @@ struct Config {
   RetryConfig retry;
   BudgetConfig budgets;
   ReviewConfig review;
+  FlowConfig flow;
   nlohmann::json raw;  // the file as read, for later sections
 };
 

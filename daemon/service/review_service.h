@@ -47,7 +47,12 @@ class ReviewService : public ReviewFinished {
   void Regate(int64_t id, std::string artifact, Done<ReviewView> done);
   ReportView Report(int64_t since_ms) { return report_.Build(since_ms); }
 
-  void OnReviewFinished(int64_t review_id) override { WakeWaiters(review_id); }
+  // Also tells `also` (the flows) of every verdict, after the review's own waiters.
+  void AlsoTell(ReviewFinished* also) { also_ = also; }
+  void OnReviewFinished(int64_t review_id) override {
+    WakeWaiters(review_id);
+    if (also_) also_->OnReviewFinished(review_id);
+  }
   // Shutdown: answer every pending review wait now (with the review as it stands).
   void ExpireWaiters();
   size_t waiter_count() const;
@@ -70,6 +75,7 @@ class ReviewService : public ReviewFinished {
   store::ReviewStore& store_;
   ReviewRounds& rounds_;
   ReviewReport report_;
+  ReviewFinished* also_ = nullptr;
   std::map<int64_t, std::vector<std::shared_ptr<Waiter>>> waiters_;
 };
 

@@ -9,6 +9,7 @@ namespace conclave::service {
 Services::Services(Core& c)
     : core(c),
       review_store(c.db),
+      flow_store(c.db),
       messaging(c),
       transcripts(c),
       terminals(c),
@@ -23,6 +24,7 @@ Services::Services(Core& c)
       callers(c, runs),
       review_rounds(c, review_store, scheduler, terminals, gates),
       reviews(c, review_store, review_rounds),
+      flows(c, flow_store, tasks, scheduler, reviews),
       doctor(c) {
   messaging.Connect(&reports, &runs, &callers);
   terminals.Connect(&runs);
@@ -33,6 +35,8 @@ Services::Services(Core& c)
   completion.Connect(&transcripts);
   runs.Connect(&transcripts);
   review_rounds.Connect(&reviews);
+  completion.AddListener(&flows);
+  reviews.AlsoTell(&flows);
 }
 
 void Services::Start() {
@@ -40,12 +44,14 @@ void Services::Start() {
   core.batcher.Flush();
   recovery.Run();
   review_rounds.Resume();
+  flows.Resume();
 }
 
 void Services::Stop(std::function<void()> done) {
   scheduler.Stop();
   core.bus.ExpireAll();
   reviews.ExpireWaiters();
+  flows.ExpireWaiters();
   runs.StopAll(std::move(done));
 }
 
@@ -61,6 +67,7 @@ std::map<std::string, int64_t> Services::Counts() {
   c["waiters"] = static_cast<int64_t>(core.bus.waiter_count());
   c["watchers"] = static_cast<int64_t>(core.bus.watcher_count());
   c["review_waiters"] = static_cast<int64_t>(reviews.waiter_count());
+  c["flow_waiters"] = static_cast<int64_t>(flows.waiter_count());
   c["profiles"] = static_cast<int64_t>(core.profiles.profiles.size());
   c["commits"] = core.batcher.commits();
   return c;

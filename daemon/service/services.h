@@ -13,6 +13,7 @@
 #include "service/core.h"
 #include "service/dispatch_scheduler.h"
 #include "service/doctor.h"
+#include "service/flow_service.h"
 #include "service/gate_service.h"
 #include "service/messaging_service.h"
 #include "service/recovery.h"
@@ -24,6 +25,7 @@
 #include "service/terminal_service.h"
 #include "service/transcript_follower.h"
 #include "service/worker_reports.h"
+#include "store/flow_store.h"
 #include "store/review_store.h"
 
 namespace conclave::service {
@@ -60,6 +62,7 @@ struct Services {
 
   Core& core;
   store::ReviewStore review_store;
+  store::FlowStore flow_store;
   MessagingService messaging;
   TranscriptFollower transcripts;
   TerminalService terminals;
@@ -74,6 +77,7 @@ struct Services {
   Callers callers;
   ReviewRounds review_rounds;
   ReviewService reviews;
+  FlowService flows;
   Doctor doctor;
 
   // Startup, before serving: built-in handles, crash recovery, reviews that advanced offline.

@@ -36,6 +36,10 @@
 //   busy-silent MS      burn CPU for MS milliseconds, printing nothing
 //   read-slow-pipe MS   for MS milliseconds read a pipe that a child feeds 16 KiB every 50 ms,
 //                       printing nothing and using little CPU
+// A flow's writer (its brief is the same each round; a fix round's adds "FIX ROUND"):
+//   append FILE TEXT    append a line to FILE (every run changes the file)
+//   if-fix VERB ARGS    run VERB only in a fix round      if-first VERB ARGS   only in the first
+// Review lines may also come from a diff: "+FAKE-REVIEW ..." counts like "FAKE-REVIEW ...".
 #include <signal.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -203,6 +207,7 @@ int main(int argc, char** argv) {
     std::istringstream ls(brief);
     std::string l, action = "json []";
     while (std::getline(ls, l)) {
+      if (l.rfind("+FAKE-REVIEW ", 0) == 0) l.erase(0, 1);  // a line of a reviewed diff
       if (l.rfind("FAKE-REVIEW ", 0) != 0) continue;
       std::istringstream w(l.substr(12));
       std::string f, r;
@@ -243,6 +248,11 @@ int main(int argc, char** argv) {
     std::istringstream cmd(line.substr(pos + 5));
     std::string verb;
     cmd >> verb;
+    const bool fix_round = brief.find("FIX ROUND") != std::string::npos;
+    if (verb == "if-fix" || verb == "if-first") {
+      if ((verb == "if-fix") != fix_round) continue;
+      cmd >> verb;
+    }
     std::string rest;
     std::getline(cmd, rest);
     if (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
@@ -309,6 +319,13 @@ int main(int argc, char** argv) {
       w >> file;
       std::getline(w, text);
       std::ofstream(file) << text << "\n";
+    } else if (verb == "append") {
+      std::istringstream w(rest);
+      std::string file, text;
+      w >> file;
+      std::getline(w, text);
+      if (!text.empty() && text[0] == ' ') text.erase(0, 1);
+      std::ofstream(file, std::ios::app) << text << "\n";
     } else if (verb == "changes") {
       changes.push_back(rest);
     } else if (verb == "status") {
@@ -317,10 +334,6 @@ int main(int argc, char** argv) {
       blockers = rest;
     } else if (verb == "no-contract") {
       contract = false;
-    } else if (verb == "sh") {
-      // Runs a shell command line in the cwd (e.g. git add and commit), output to stderr.
-      std::string line = "(" + rest + ") 1>&2";
-      if (std::system(line.c_str()) != 0) std::cerr << "sh failed: " << rest << std::endl;
     } else if (verb == "print-env") {
       const char* v = std::getenv(rest.c_str());
       std::cout << rest << "=" << (v ? v : "") << std::endl;
