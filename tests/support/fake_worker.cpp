@@ -10,7 +10,6 @@
 //   blockers TEXT       the BLOCKERS section          no-contract   omit the contract sections
 //   print-env NAME      print the value of an env var (to test redaction)
 //   print-cwd           print "CWD=<the real working directory>" (getcwd, not $PWD)
-//   sh COMMAND LINE     run it with /bin/sh in the cwd (stdout to stderr), e.g. a git commit
 // An adversarial worker (the trust tests):
 //   try-cli MODE ARGS   run $CONCLAVE_CLI ARGS (split on spaces); MODE env = as given,
 //                       noenv = every CONCLAVE_* variable removed, setsid = noenv in a new
