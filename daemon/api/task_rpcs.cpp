@@ -182,7 +182,12 @@ Unary* ConclaveService::CreateGate(CTX* ctx, const v1::CreateGateRequest* req, v
 
 Unary* ConclaveService::ResolveGate(CTX* ctx, const v1::ResolveGateRequest* req, v1::Gate* resp) {
   return OnLoop(ctx, [this, req, resp](Unary* r) {
-    svc_.gates.Resolve(req->id(), req->decision(),
+    domain::CallerIdentity caller;  // as the client states it, until the peer's is known
+    if (req->has_caller_uid()) caller.uid = req->caller_uid();
+    if (req->has_caller_pid()) caller.pid = req->caller_pid();
+    caller.exe = req->caller_exe();
+    caller.tty = req->caller_tty();
+    svc_.gates.Resolve(req->id(), req->decision(), caller, req->reason(),
                            Into<domain::Gate, v1::Gate>(
                                r, resp, [](const auto& g, auto* p) { ToProto(g, p); }));
   });

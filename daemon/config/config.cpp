@@ -1,5 +1,7 @@
 #include "config/config.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -83,7 +85,10 @@ Status ApplyFile(const std::string& file, Config& c) {
                      Read(r, "default_profile", c.review.default_profile, file),
                      Read(r, "default_primary", c.review.default_primary, file),
                      Read(r, "default_challengers", c.review.default_challengers, file),
-                     Read(r, "round_timeout_s", c.review.round_timeout_s, file)}) {
+                     Read(r, "round_timeout_s", c.review.round_timeout_s, file),
+                     Read(r, "round_max_attempts", c.review.round_max_attempts, file),
+                     Read(r, "max_fix_rounds", c.review.max_fix_rounds, file),
+                     Read(r, "workdir", c.review.workdir, file)}) {
       if (!s.ok()) return s;
     }
   }
@@ -135,6 +140,23 @@ StatusOr<Config> LoadConfig(const Flags& flags) {
   }
   if (c.heartbeat_interval_s < 0 || c.kill_grace_ms < 0 || c.eof_grace_ms < 0) {
     return InvalidArgument("config: intervals must not be negative");
+  }
+  if (c.review.round_timeout_s < 1) return InvalidArgument("review.round_timeout_s: must be >= 1");
+  if (c.review.round_max_attempts < 1) {
+    return InvalidArgument("review.round_max_attempts: must be >= 1");
+  }
+  if (c.review.max_fix_rounds < 0) return InvalidArgument("review.max_fix_rounds: must be >= 0");
+  if (c.review.workdir.empty()) {
+    std::error_code ec;
+    fs::path tmp = fs::temp_directory_path(ec);
+    c.review.workdir =
+        (ec ? fs::path("/tmp") : tmp).string() + "/conclave-" + std::to_string(getuid()) + "/reviews";
+  }
+  c.review.workdir = fs::absolute(c.review.workdir).lexically_normal().string();
+  const std::string state = c.state_dir + "/";
+  if ((c.review.workdir + "/").rfind(state, 0) == 0) {
+    return InvalidArgument("review.workdir: " + c.review.workdir +
+                           " is inside the state directory; reviewers never run there");
   }
   return c;
 }

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "domain/findings_schema.h"
+
 extern char** environ;
 
 namespace conclave::exec {
@@ -74,6 +76,16 @@ Status BuildArgv(const LaunchRequest& req, const TemplateContext& ctx, LaunchPla
   }
   if (req.reviewer) {
     for (const auto& a : p.review_args) plan.spec.argv.push_back(a);
+    for (const auto& [field, args] : {std::pair{"schema_args", &p.schema_args},
+                                      std::pair{"readonly_args", &p.readonly_args}}) {
+      for (const auto& a : *args) {
+        auto r = ResolveTemplate(a, field, ctx);
+        if (!r.ok()) {
+          return FailedPrecondition("profile " + p.name + " " + field + ": " + r.status().message());
+        }
+        plan.spec.argv.push_back(r->value);
+      }
+    }
   }
   if (p.brief == "arg") plan.spec.argv.push_back(req.brief);
   return Status::Ok();
@@ -113,17 +125,22 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   char budget[32];
   std::snprintf(budget, sizeof budget, "%.4f", req.budget_usd);
   TemplateContext ctx = TemplateContextFor(
-      daemon_env, {{"CWD", req.terminal_cwd}, {"DISPATCH_DIR", dir},
+      daemon_env, {{"CWD", req.workdir.empty() ? req.terminal_cwd : req.workdir}, {"DISPATCH_DIR", dir},
                    {"HOME", Lookup(daemon_env, "HOME", "/tmp")},
                    {"TMPDIR", Lookup(daemon_env, "TMPDIR", "/tmp")},
-                   {"budget_usd", budget}, {"findings_schema", ""}});
-  if (p.isolate_home) Isolate(dir, env, ctx, plan);
+                   {"budget_usd", budget},
+                   {"findings_schema", domain::FindingsSchemaText()},
+                   {"findings_schema_file", dir + "/findings-schema.json"}});
+  if (p.isolate_home) Isolate(req.private_dir.empty() ? dir : req.private_dir, env, ctx, plan);
   if (Status s = ResolveProfileEnv(p, ctx, env, plan); !s.ok()) return s;
   std::string workdir = req.terminal_cwd;
-  if (p.workdir == "dispatch") {
+  if (!req.workdir.empty()) {
+    workdir = req.workdir;
+  } else if (p.workdir == "dispatch") {
     workdir = dir + "/work";
     plan.dirs.push_back(workdir);
   }
+  if (req.reviewer) plan.files.emplace_back(dir + "/findings-schema.json", ctx.vars["findings_schema"]);
   env["PWD"] = workdir;  // some CLIs (opencode) trust $PWD over the real working directory
   env["CONCLAVE_SOCKET"] = req.socket;
   env["CONCLAVE_TERMINAL_HANDLE"] = req.terminal;

@@ -85,6 +85,7 @@ StatusOr<Profile> ParseProfile(const nlohmann::json& j, const std::string& file,
                    str("version_command", p.version_command, false), arr("command", p.command),
                    str("workdir", p.workdir, false),
                    arr("budget_flag", p.budget_flag), arr("review_args", p.review_args),
+                   arr("schema_args", p.schema_args), arr("readonly_args", p.readonly_args),
                    map("env", p.env), map("files", p.files), num("timeout_s", p.timeout_s, 1),
                    num("idle_timeout_s", p.idle_timeout_s, 0),
                    num("max_concurrent", p.max_concurrent, 1)}) {

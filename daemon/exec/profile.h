@@ -1,8 +1,9 @@
 // Profile: one model backend (which CLI, family, argv/env templates, parser, limits), loaded
 // from profiles/*.json. An invalid file is reported with its path and field and skipped; the
 // others still load. Template references (${env:NAME}, ${env:NAME:-default}, ${file:PATH},
-// ${HOME}, ${TMPDIR}, ${DISPATCH_DIR}, ${CWD}) are resolved only at spawn time and never
-// stored; values that look like credentials are returned for redaction.
+// ${HOME}, ${TMPDIR}, ${DISPATCH_DIR}, ${CWD}, ${budget_usd}, ${findings_schema},
+// ${findings_schema_file}) are resolved only at spawn time and never stored; values that look
+// like credentials are returned for redaction.
 #pragma once
 
 #include <map>
@@ -33,7 +34,12 @@ struct Profile {
   std::string workdir = "terminal";  // "terminal": the terminal's cwd; "dispatch": a private dir
   std::string template_name;  // brief template under profiles/templates/, "" = plain
   std::vector<std::string> budget_flag;  // argv appended when a per-dispatch cap is set
-  std::vector<std::string> review_args;  // argv appended for reviewer dispatches
+  std::vector<std::string> review_args;  // argv appended for reviewer dispatches (legacy)
+  // argv appended when the dispatch asks for a schema-shaped answer (a reviewer's findings):
+  // ${findings_schema} is the schema's JSON text, ${findings_schema_file} a file holding it.
+  std::vector<std::string> schema_args;
+  // argv appended for a reviewer dispatch: the CLI's read-only / plan mode.
+  std::vector<std::string> readonly_args;
   std::optional<bool> contract;  // require the worker contract (default: cli yes)
   bool trust_reported_cost = true;  // false: the CLI prices another vendor's model wrongly
   std::string version_command;           // for `conclave doctor`, e.g. "claude --version"

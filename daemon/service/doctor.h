@@ -2,7 +2,9 @@
 // (and its version), credential variables present (never printed), endpoint configured — and
 // says how to fix what is not ready — with the environment and template rules the launcher uses
 // (exec/launch_plan). Version probes run on the helper pool so the loop never blocks on a slow
-// CLI. Loop thread only.
+// CLI. It also checks the profile's family against the model it resolves to
+// (domain/model_family.h): an unknown model name or a family that does not match is a warning.
+// Loop thread only.
 #pragma once
 
 #include <string>
@@ -16,6 +18,7 @@ namespace conclave::service {
 struct ProfileCheck {
   std::string profile, family, program, program_path, version;
   std::vector<std::string> ok, problems, fixes;
+  std::vector<std::string> warnings;  // not blocking (e.g. a model name the family table lacks)
   bool ready() const { return problems.empty(); }
 };
 

@@ -23,6 +23,8 @@ namespace conclave::service {
 class RunSupervisor : public RunStarter, public RunControl {
  public:
   RunSupervisor(Core& core, RunCompletion& completion) : core_(core), completion_(completion) {}
+  // Where runs that do not use their terminal's directory execute (reviewer rounds).
+  void SetPlacement(RunPlacement* placement) { placement_ = placement; }
 
   void StartRuns(const std::vector<int64_t>& dispatch_ids) override;
   void StopRun(int64_t dispatch_id, domain::StopReason reason, const std::string& detail) override;
@@ -55,6 +57,7 @@ class RunSupervisor : public RunStarter, public RunControl {
 
   Core& core_;
   RunCompletion& completion_;
+  RunPlacement* placement_ = nullptr;
   std::map<int64_t, ActiveRun> runs_;
   std::function<void()> all_stopped_;
   std::shared_ptr<Alarm> stop_deadline_;

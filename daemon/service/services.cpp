@@ -19,16 +19,20 @@ Services::Services(Core& c)
       runs(c, completion),
       reports(c),
       recovery(c, scheduler, terminals),
-      review_rounds(c, review_store, scheduler, terminals, gates),
-      reviews(c, review_store, review_rounds),
+      review_workspace(c, review_store),
+      review_verdicts(c, review_store, gates, review_workspace),
+      round_launcher(c, review_store, scheduler, terminals, review_workspace),
+      review_rounds(c, review_store, round_launcher, review_verdicts),
+      reviews(c, review_store, review_rounds, review_verdicts, review_workspace),
       doctor(c) {
   messaging.Connect(&reports, &runs);
   terminals.Connect(&runs);
   tasks.Connect(&runs);
   scheduler.Connect(&runs);
-  gates.Connect(&scheduler);
+  gates.Connect(&scheduler, &review_verdicts);
+  runs.SetPlacement(&review_workspace);
   completion.AddListener(&review_rounds);
-  review_rounds.Connect(&reviews);
+  review_verdicts.Connect(&reviews);
 }
 
 void Services::Start() {
