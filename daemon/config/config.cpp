@@ -1,5 +1,7 @@
 #include "config/config.h"
 
+#include "common/hash.h"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -149,8 +151,10 @@ StatusOr<Config> LoadConfig(const Flags& flags) {
   if (c.review.workdir.empty()) {
     std::error_code ec;
     fs::path tmp = fs::temp_directory_path(ec);
-    c.review.workdir =
-        (ec ? fs::path("/tmp") : tmp).string() + "/conclave-" + std::to_string(getuid()) + "/reviews";
+    // One directory per state directory, so two daemons never share a round's directory.
+    c.review.workdir = (ec ? fs::path("/tmp") : tmp).string() + "/conclave-" +
+                       std::to_string(getuid()) + "/reviews-" +
+                       Hex64(Fnv1a64(c.state_dir)).substr(0, 12);
   }
   c.review.workdir = fs::absolute(c.review.workdir).lexically_normal().string();
   const std::string state = c.state_dir + "/";

@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
   }
   // Review mode: "FAKE-REVIEW <family> <round|*> <action>" lines in the artifact script the
   // reviewer whose profile sets FAKE_FAMILY. Actions: json <findings array> | hang | garbage |
-  // garbage-once FILE | exit N | ls (one INFO finding: title = the entries of the working
+  // garbage-once FILE | once FILE <findings array> (those findings on the first run, none
+  // after) | exit N | ls (one INFO finding: title = the entries of the working
   // directory, detail = its path) | claims-changes (a CHANGES section naming a file). A review
   // brief with no matching line answers "no findings". With FAKE_STRICT=1 in its environment
   // the reviewer answers in the findings format only when its brief carries the answer format
@@ -78,6 +79,13 @@ int main(int argc, char** argv) {
       std::getline(w, action);
       if (!action.empty() && action[0] == ' ') action.erase(0, 1);
       if (r != "*") break;  // an exact round wins over a wildcard seen earlier
+    }
+    if (action.rfind("once ", 0) == 0) {
+      std::istringstream w(action.substr(5));
+      std::string file, findings;
+      w >> file;
+      std::getline(w, findings);
+      action = Bump(file) == 1 ? "json " + findings : "json []";
     }
     if (action.rfind("json ", 0) == 0) {
       std::cout << "Review notes.\n```json\n{\"findings\": " << action.substr(5) << "}\n```\n";
