@@ -44,8 +44,12 @@ void SetWritable(const std::string& path, bool writable) {
 }
 
 Status PrepareOne(exec::CommandRunner& commands, const std::string& root, const RoundDirJob& job) {
+  // The default root lies in a shared temp dir: its conclave-<uid> parent must be ours too.
+  const fs::path parent = fs::path(root).parent_path();
+  if (parent.filename() == "conclave-" + std::to_string(geteuid())) {
+    if (Status s = OwnDirectory(parent.string()); !s.ok()) return s;
+  }
   if (Status s = OwnDirectory(root); !s.ok()) return s;
-  if (Status s = OwnDirectory(fs::path(root).parent_path().string()); !s.ok()) return s;
   const std::string work = job.base + "/work";
   std::error_code ec;
   fs::create_directories(work, ec);
