@@ -57,7 +57,7 @@ TEST_CASE("carry-over: only the finding's own family closes it, by withdraw or f
   }
 }
 
-TEST_CASE("carry-over: silence leaves a carried finding open; the latest own answer counts",
+TEST_CASE("carry-over: silence leaves a carried finding open, the latest own answer counts",
           "[review][carry]") {
   const std::vector<ReconciledFinding> carried = {Open("r0.openai.B1", "openai")};
   CHECK(ApplyCarriedAnswers(carried, {})[0].open);

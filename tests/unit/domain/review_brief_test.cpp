@@ -68,7 +68,7 @@ TEST_CASE("review brief: the answer format names every stance, severity and cate
   CHECK_THAT(f, Catch::Contains("FULL id"));
 }
 
-TEST_CASE("review brief: carried findings and earlier rounds; the parts survive storage",
+TEST_CASE("review brief: carried findings and earlier rounds, and the parts survive storage",
           "[review][brief]") {
   Review r = AReview();
   ReviewRound prior;

@@ -133,7 +133,7 @@ TEST_CASE("a user template without an answer-format placeholder gets it appended
   CHECK(Count(twice, domain::kAnswerFormatMarker) == 1);
 }
 
-TEST_CASE("writer briefs keep their instructions; placeholders inside a brief stay literal",
+TEST_CASE("writer briefs keep their instructions and placeholders inside a brief stay literal",
           "[exec]") {
   exec::BriefInput in;
   in.brief = "TASK: fix {{contract}} in the parser\n";

@@ -68,7 +68,7 @@ TEST_CASE("a reviewer dispatch gets the schema file, schema_args and readonly_ar
   CHECK(plan->transcript_path == "/state/dispatches/9/transcript.log");
 }
 
-TEST_CASE("${findings_schema} is the schema text; a writer dispatch gets none of it",
+TEST_CASE("the findings_schema reference is the schema text, and a writer dispatch gets none of it",
           "[exec][review]") {
   std::map<std::string, std::string> env = {{"HOME", "/root"}};
   exec::Profile p = Cli();

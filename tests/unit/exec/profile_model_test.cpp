@@ -10,7 +10,7 @@ using namespace conclave;
 
 namespace {
 
-TEST_CASE("model name from argv, env, then config files; env defaults apply", "[exec][family]") {
+TEST_CASE("model name from argv, env, then config files, with env defaults", "[exec][family]") {
   exec::Profile p;
   p.command = {"claude", "-p", "--model", "${env:X_MODEL:-glm-5.2}"};
   std::map<std::string, std::string> env;

@@ -138,7 +138,7 @@ TEST_CASE("the default fix-round limit comes from review.max_fix_rounds", "[serv
   CHECK_THAT(r.status().message(), Catch::Contains("fix-round limit (0)"));
 }
 
-TEST_CASE("strong needs a session; the guard is one Strong per session", "[service][review]") {
+TEST_CASE("strong needs a session, and the guard is one Strong per session", "[service][review]") {
   ReviewHarness h;
   service::StartReviewInput in;
   in.mode = "strong";
@@ -157,7 +157,7 @@ TEST_CASE("strong needs a session; the guard is one Strong per session", "[servi
   CHECK(h.Start(in)->review.blocked_by.empty());
 }
 
-TEST_CASE("--measure runs the same-source and the foreign reviewer independently",
+TEST_CASE("measure mode runs the same-source and the foreign reviewer independently",
           "[service][review]") {
   ReviewHarness h;
   service::StartReviewInput in;
