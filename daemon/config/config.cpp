@@ -1,9 +1,5 @@
 #include "config/config.h"
 
-#include "common/hash.h"
-
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -149,12 +145,9 @@ StatusOr<Config> LoadConfig(const Flags& flags) {
   }
   if (c.review.max_fix_rounds < 0) return InvalidArgument("review.max_fix_rounds: must be >= 0");
   if (c.review.workdir.empty()) {
-    std::error_code ec;
-    fs::path tmp = fs::temp_directory_path(ec);
-    // One directory per state directory, so two daemons never share a round's directory.
-    c.review.workdir = (ec ? fs::path("/tmp") : tmp).string() + "/conclave-" +
-                       std::to_string(getuid()) + "/reviews-" +
-                       Hex64(Fnv1a64(c.state_dir)).substr(0, 12);
+    // Beside the state directory, never in it: one per daemon, kept across reboots (a running
+    // round resumes), owned by the same user.
+    c.review.workdir = c.state_dir + "-reviews";
   }
   c.review.workdir = fs::absolute(c.review.workdir).lexically_normal().string();
   const std::string state = c.state_dir + "/";

@@ -33,7 +33,7 @@ struct ReviewConfig {
   int round_max_attempts = 2;  // tries of a round's dispatch (1 = no operational retry)
   int max_fix_rounds = 2;      // re-gates with a new artifact before a re-gate escalates
   // Where reviewer rounds run (a directory per round, outside the state directory);
-  // "" = <system temp dir>/conclave-<uid>/reviews-<hash of the state directory>.
+  // "" = <state_dir>-reviews (beside the state directory, never inside it).
   std::string workdir;
 };
 

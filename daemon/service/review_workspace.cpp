@@ -44,11 +44,6 @@ void SetWritable(const std::string& path, bool writable) {
 }
 
 Status PrepareOne(exec::CommandRunner& commands, const std::string& root, const RoundDirJob& job) {
-  // The default root lies in a shared temp dir: its conclave-<uid> parent must be ours too.
-  const fs::path parent = fs::path(root).parent_path();
-  if (parent.filename() == "conclave-" + std::to_string(geteuid())) {
-    if (Status s = OwnDirectory(parent.string()); !s.ok()) return s;
-  }
   if (Status s = OwnDirectory(root); !s.ok()) return s;
   const std::string work = job.base + "/work";
   std::error_code ec;
@@ -78,7 +73,7 @@ Status PrepareOne(exec::CommandRunner& commands, const std::string& root, const 
 
 std::string ReviewWorkspace::Root() const {
   if (!core_.config.review.workdir.empty()) return core_.config.review.workdir;
-  return "/tmp/conclave-" + std::to_string(geteuid()) + "/reviews";
+  return core_.config.state_dir + "-reviews";
 }
 
 std::string ReviewWorkspace::RoundBase(int64_t review_id, int revision, int round) const {
@@ -137,6 +132,7 @@ void ReviewWorkspace::Cleanup(int64_t review_id, int revision, const std::string
       }
       SetWritable(base, true);
       fs::remove_all(base, ec);
+      fs::remove(fs::path(base).parent_path(), ec);  // review-<id>, once its last round is gone
     }
     if (!repo.empty()) commands.Run({"git", "-C", repo, "worktree", "prune"}, "/", kGitTimeoutMs);
   });

@@ -1,6 +1,6 @@
 // ReviewWorkspace: where reviewer rounds run (issue 12 item 7). Each round gets a directory of
-// its own under review.workdir (default <temp>/conclave-<uid>/reviews, never inside the state
-// directory): <root>/review-<id>/rev<revision>-round<n>/work holds only the artifact (read-only,
+// its own under review.workdir (default <state_dir>-reviews: beside the state directory, never
+// inside it): <root>/review-<id>/rev<revision>-round<n>/work holds only the artifact (read-only,
 // artifact.<diff|txt|md>) and, when the review names a repository, ./repo — a read-only
 // `git worktree add --detach` of the reviewed commit; each dispatch's isolated HOME/TMPDIR go
 // to <root>/review-<id>/rev<revision>-round<n>/dispatch-<id>, also outside the state directory.
