@@ -23,7 +23,10 @@
 #include "api/grpc_server.h"
 #include "common/clock.h"
 #include "config/config.h"
+#include "exec/child_registry.h"
 #include "exec/command_runner.h"
+#include "exec/daemon_secrets.h"
+#include "exec/redacting_log_sink.h"
 #include "exec/launch_plan.h"
 #include "exec/launcher.h"
 #include "service/services.h"
@@ -144,7 +147,8 @@ int main(int argc, char** argv) {
   using namespace conclave;
   config::Flags flags;
   if (auto exit_code = ParseFlags(argc, argv, flags)) return *exit_code;
-  spdlog::set_default_logger(spdlog::stderr_color_mt("conclaved"));
+  auto log_sink = std::make_shared<exec::RedactingLogSink>(nullptr);
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("conclaved", log_sink));
   auto cfg = config::LoadConfig(flags);
   if (!cfg.ok()) return Fail(cfg.status().message(), 2);
   const config::Config& c = cfg.value();
@@ -158,6 +162,9 @@ int main(int argc, char** argv) {
   if (!db.ok()) return Fail(db.status().message());
 
   boost::asio::io_context io;
+  // Workers' orphans (double forks, setsid) stay the daemon's descendants, and are reaped.
+  exec::OrphanReaper reaper(io);
+  reaper.Start();
   SystemClock clock(io);
   exec::ProcessLauncher launcher(io);
   exec::ProcessCommandRunner commands;
@@ -166,6 +173,10 @@ int main(int argc, char** argv) {
   core.listener = c.listen;
   core.daemon_env = exec::DaemonEnvironment();
   core.profiles = exec::LoadProfiles(c.profiles_dir);
+  core.redactor = exec::Redactor(exec::DaemonSecrets(core.daemon_env, core.profiles));
+  log_sink->SetRedactor(&core.redactor);
+  spdlog::debug("redacting {} standing secret(s) from messages and the log",
+                core.redactor.secrets().size());
   for (const auto& e : core.profiles.errors) {
     spdlog::warn("profile {}: {}{}", e.file, e.field.empty() ? "" : e.field + ": ", e.error);
   }
@@ -207,6 +218,8 @@ int main(int argc, char** argv) {
   server.value()->Wait();
   core.batcher.Flush();
   spdlog::info("conclaved stopped");
+  core.helpers.join();
+  log_sink->SetRedactor(nullptr);  // the redactor goes away with core
   close(lock_fd);
   return 0;
 }

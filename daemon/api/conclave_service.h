@@ -7,6 +7,8 @@
 #include <boost/asio/io_context.hpp>
 
 #include "conclave/v1/conclave.grpc.pb.h"
+#include "api/peer_table.h"
+#include "domain/caller.h"
 #include "service/services.h"
 
 namespace conclave::api {
@@ -24,8 +26,10 @@ class ConclaveService final : public ::conclave::v1::Conclave::CallbackService {
   void SetStopping() { stopping_ = true; }
   // Require "authorization: Bearer <token>" on every call (TCP listeners).
   void RequireToken(std::string token) { token_ = std::move(token); }
-  // Non-OK when the call must be refused (stopping, or a missing/wrong bearer token).
-  grpc::Status Admit(CTX* ctx) const;
+  // Who is calling (from the kernel, recorded at accept), or a refusal: stopping, an unknown
+  // connection, a missing/wrong bearer token on TCP. gRPC thread.
+  grpc::Status Identify(CTX* ctx, service::PeerInfo* peer) const;
+  PeerTable& peers() { return peers_; }
 
 
   Unary* GetStatus(CTX*, const v1::GetStatusRequest*, v1::StatusReply*) override;
@@ -62,8 +66,9 @@ class ConclaveService final : public ::conclave::v1::Conclave::CallbackService {
   Unary* Doctor(CTX*, const v1::DoctorRequest*, v1::DoctorReply*) override;
 
  private:
-  // Runs fn on the loop; fn must eventually call reactor->Finish. Refuses while stopping.
-  Unary* OnLoop(CTX* ctx, std::function<void(Unary*)> fn);
+  // Runs fn on the loop with the caller, once the caller may call rpc at all (the service
+  // binds a worker to its own dispatch); fn must eventually call reactor->Finish.
+  Unary* OnLoop(CTX* ctx, domain::Rpc rpc, std::function<void(Unary*, const domain::Caller&)> fn);
   // Finishes a reactor after the current batch commits (at once when nothing is open).
   void FinishAfterCommit(Unary* reactor, const Status& s);
 
@@ -71,6 +76,7 @@ class ConclaveService final : public ::conclave::v1::Conclave::CallbackService {
   service::Services& svc_;
   std::atomic<bool> stopping_{false};
   std::string token_;
+  PeerTable peers_;
   friend class WatchReactor;
 };
 

@@ -54,31 +54,31 @@ Status PrepareUnixSocket(const std::string& path) {
   return Status::Ok();
 }
 
-StatusOr<std::unique_ptr<grpc::Server>> StartServer(const std::string& listen,
-                                                    ConclaveService& service) {
-  std::string address;
-  std::string socket_path;
-  if (listen.rfind("unix:", 0) == 0) {
-    socket_path = listen.substr(5);
-    Status s = PrepareUnixSocket(socket_path);
-    if (!s.ok()) return s;
-    address = "unix:" + socket_path;
-  } else {
-    address = listen.substr(4);  // tcp:HOST:PORT
-  }
+void Server::Shutdown(std::chrono::system_clock::time_point deadline) {
+  if (unix_) unix_->Stop();
+  server_->Shutdown(deadline);
+}
+
+StatusOr<std::unique_ptr<Server>> StartServer(const std::string& listen, ConclaveService& service) {
   grpc::ServerBuilder builder;
-  int bound_port = 0;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(),
-                           socket_path.empty() ? &bound_port : nullptr);
   builder.RegisterService(&service);
   builder.SetMaxReceiveMessageSize(16 << 20);
   builder.SetMaxSendMessageSize(16 << 20);
-  mode_t old = umask(0077);  // the socket is created 0600
+  std::unique_ptr<UnixListener> unix;
+  if (listen.rfind("unix:", 0) == 0) {
+    std::string path = listen.substr(5);
+    Status s = PrepareUnixSocket(path);
+    if (!s.ok()) return s;
+    unix = std::make_unique<UnixListener>(path, service.peers());
+    s = unix->Bind();
+    if (!s.ok()) return s;
+  } else {
+    builder.AddListeningPort(listen.substr(4), grpc::InsecureServerCredentials());  // tcp:HOST:PORT
+  }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  umask(old);
-  if (!server) return FailedPrecondition("listen: cannot listen on " + address);
-  if (!socket_path.empty()) chmod(socket_path.c_str(), 0600);
-  return server;
+  if (!server) return FailedPrecondition("listen: cannot listen on " + listen);
+  if (unix) unix->Start(server.get());
+  return std::make_unique<Server>(std::move(server), std::move(unix));
 }
 
 }  // namespace conclave::api

@@ -11,29 +11,46 @@ namespace conclave::api {
 
 using grpc::ServerUnaryReactor;
 
-grpc::Status ConclaveService::Admit(CTX* ctx) const {
+grpc::Status ConclaveService::Identify(CTX* ctx, service::PeerInfo* peer) const {
   if (stopping_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "conclaved is shutting down");
-  if (!token_.empty()) {
+  auto p = peers_.Lookup(ctx->peer());
+  if (!p) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "unknown connection " + ctx->peer() + ": callers are identified when the "
+                        "daemon accepts them");
+  }
+  if (p->tcp) {
     const auto& md = ctx->client_metadata();
     auto it = md.find("authorization");
     std::string want = "Bearer " + token_;
-    if (it == md.end() || std::string(it->second.data(), it->second.size()) != want) {
+    std::string got = it == md.end() ? "" : std::string(it->second.data(), it->second.size());
+    // Constant-time comparison: the time taken says nothing about how much matched.
+    unsigned char diff = got.size() == want.size() ? 0 : 1;
+    for (size_t i = 0; i < want.size(); ++i) {
+      diff |= static_cast<unsigned char>(want[i] ^ (i < got.size() ? got[i] : 0));
+    }
+    if (token_.empty() || diff != 0) {
       return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                           "a bearer token is required on this listener");
     }
   }
+  *peer = std::move(*p);
   return grpc::Status::OK;
 }
 
-ServerUnaryReactor* ConclaveService::OnLoop(CTX* ctx, std::function<void(Unary*)> fn) {
+ServerUnaryReactor* ConclaveService::OnLoop(
+    CTX* ctx, domain::Rpc rpc, std::function<void(Unary*, const domain::Caller&)> fn) {
   Unary* reactor = ctx->DefaultReactor();
-  if (grpc::Status admit = Admit(ctx); !admit.ok()) {
+  service::PeerInfo peer;
+  if (grpc::Status admit = Identify(ctx, &peer); !admit.ok()) {
     reactor->Finish(admit);
     return reactor;
   }
-  boost::asio::post(io_, [reactor, fn = std::move(fn)] {
+  boost::asio::post(io_, [this, reactor, rpc, peer = std::move(peer), fn = std::move(fn)] {
     try {
-      fn(reactor);
+      domain::Caller caller = svc_.callers.Resolve(peer);
+      if (Status s = svc_.callers.Admit(caller, rpc); !s.ok()) return reactor->Finish(ToGrpc(s));
+      fn(reactor, caller);
     } catch (const std::exception& e) {
       reactor->Finish(grpc::Status(grpc::StatusCode::INTERNAL, e.what()));
     }
@@ -52,7 +69,7 @@ void ConclaveService::FinishAfterCommit(Unary* reactor, const Status& s) {
 }
 
 Unary* ConclaveService::GetStatus(CTX* ctx, const v1::GetStatusRequest*, v1::StatusReply* resp) {
-  return OnLoop(ctx, [this, resp](Unary* r) {
+  return OnLoop(ctx, domain::Rpc::kGetStatus, [this, resp](Unary* r, const domain::Caller& caller) {
     ToProto(svc_.Status(), resp);
     FinishAfterCommit(r, Status::Ok());
   });
@@ -60,7 +77,7 @@ Unary* ConclaveService::GetStatus(CTX* ctx, const v1::GetStatusRequest*, v1::Sta
 
 Unary* ConclaveService::RegisterHandle(CTX* ctx, const v1::RegisterHandleRequest* req,
                                        v1::Handle* resp) {
-  return OnLoop(ctx, [this, req, resp](Unary* r) {
+  return OnLoop(ctx, domain::Rpc::kRegisterHandle, [this, req, resp](Unary* r, const domain::Caller& caller) {
     svc_.messaging.RegisterHandle(req->name(), [r, resp](StatusOr<store::HandleRecord> h) {
       if (!h.ok()) return r->Finish(ToGrpc(h.status()));
       ToProto(h.value(), resp);
@@ -71,7 +88,7 @@ Unary* ConclaveService::RegisterHandle(CTX* ctx, const v1::RegisterHandleRequest
 
 Unary* ConclaveService::ListHandles(CTX* ctx, const v1::ListHandlesRequest*,
                                     v1::ListHandlesReply* resp) {
-  return OnLoop(ctx, [this, resp](Unary* r) {
+  return OnLoop(ctx, domain::Rpc::kListHandles, [this, resp](Unary* r, const domain::Caller& caller) {
     for (const auto& h : svc_.messaging.ListHandles()) ToProto(h, resp->add_handles());
     FinishAfterCommit(r, Status::Ok());
   });
@@ -85,11 +102,12 @@ void FillSend(const service::SendResult& s, v1::SendReply* resp) {
 }  // namespace
 
 Unary* ConclaveService::Send(CTX* ctx, const v1::SendRequest* req, v1::SendReply* resp) {
-  return OnLoop(ctx, [this, req, resp](Unary* r) {
+  return OnLoop(ctx, domain::Rpc::kSend, [this, req, resp](Unary* r, const domain::Caller& caller) {
     service::SendInput in;
     in.to = req->to();
     in.message = FromProto(*req);
     in.dispatch_token = req->dispatch_token();
+    in.caller = caller;
     svc_.messaging.Send(std::move(in), [r, resp](StatusOr<service::SendResult> s) {
       if (!s.ok()) return r->Finish(ToGrpc(s.status()));
       FillSend(s.value(), resp);
@@ -99,9 +117,9 @@ Unary* ConclaveService::Send(CTX* ctx, const v1::SendRequest* req, v1::SendReply
 }
 
 Unary* ConclaveService::Check(CTX* ctx, const v1::CheckRequest* req, v1::MessageList* resp) {
-  return OnLoop(ctx, [this, req, resp](Unary* r) {
+  return OnLoop(ctx, domain::Rpc::kCheck, [this, req, resp](Unary* r, const domain::Caller& caller) {
     std::vector<std::string> types(req->types().begin(), req->types().end());
-    svc_.messaging.Check(req->handle(), types, req->peek(), req->limit(),
+    svc_.messaging.Check(caller, req->handle(), types, req->peek(), req->limit(),
                          [this, r, resp](StatusOr<std::vector<domain::MessageRecord>> ms) {
                            if (!ms.ok()) return r->Finish(ToGrpc(ms.status()));
                            for (const auto& m : ms.value()) ToProto(m, resp->add_messages());
@@ -112,12 +130,12 @@ Unary* ConclaveService::Check(CTX* ctx, const v1::CheckRequest* req, v1::Message
 }
 
 Unary* ConclaveService::Reply(CTX* ctx, const v1::ReplyRequest* req, v1::SendReply* resp) {
-  return OnLoop(ctx, [this, req, resp](Unary* r) {
+  return OnLoop(ctx, domain::Rpc::kReply, [this, req, resp](Unary* r, const domain::Caller& caller) {
     domain::MessageRecord m;
     m.body = req->body();
     m.subject = req->subject();
     m.payload = req->payload_json();
-    svc_.messaging.Reply(req->seq(), req->from(), std::move(m),
+    svc_.messaging.Reply(caller, req->seq(), req->from(), std::move(m),
                          [r, resp](StatusOr<service::SendResult> s) {
                            if (!s.ok()) return r->Finish(ToGrpc(s.status()));
                            FillSend(s.value(), resp);
@@ -127,14 +145,14 @@ Unary* ConclaveService::Reply(CTX* ctx, const v1::ReplyRequest* req, v1::SendRep
 }
 
 Unary* ConclaveService::Inbox(CTX* ctx, const v1::InboxRequest* req, v1::MessageList* resp) {
-  return OnLoop(ctx, [this, req, resp](Unary* r) {
+  return OnLoop(ctx, domain::Rpc::kInbox, [this, req, resp](Unary* r, const domain::Caller& caller) {
     domain::MessageFilter f;
     f.types.assign(req->types().begin(), req->types().end());
     f.to = req->to();
     f.from = req->from();
     if (req->task_id()) f.task_ids = {req->task_id()};
     f.unread_only = req->unread_only();
-    auto ms = svc_.messaging.Inbox(f, req->limit());
+    auto ms = svc_.messaging.Inbox(caller, f, req->limit());
     if (!ms.ok()) return r->Finish(ToGrpc(ms.status()));
     for (const auto& m : ms.value()) ToProto(m, resp->add_messages());
     resp->set_last_seq(svc_.LastSeq());
@@ -174,15 +192,21 @@ class WaitReactor : public grpc::ServerUnaryReactor {
 
 Unary* ConclaveService::Wait(CTX* ctx, const v1::WaitRequest* req, v1::WaitReply* resp) {
   auto* reactor = new WaitReactor(io_, svc_.messaging);
-  if (grpc::Status admit = Admit(ctx); !admit.ok()) {
+  service::PeerInfo peer;
+  if (grpc::Status admit = Identify(ctx, &peer); !admit.ok()) {
     reactor->Finish(admit);
     return reactor;
   }
   auto shared = reactor->shared();
-  boost::asio::post(io_, [this, reactor, shared, req, resp] {
+  boost::asio::post(io_, [this, reactor, shared, req, resp, peer] {
     if (shared->finished) return;
     try {
     service::WaitInput in;
+    in.caller = svc_.callers.Resolve(peer);
+    if (Status s = svc_.callers.Admit(in.caller, domain::Rpc::kWait); !s.ok()) {
+      shared->finished = true;
+      return reactor->Finish(ToGrpc(s));
+    }
     in.filter.types.assign(req->types().begin(), req->types().end());
     in.filter.to = req->to();
     in.filter.from = req->from();

@@ -26,10 +26,16 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::Message> {
     state_ = std::make_shared<LoopState>();
   }
 
-  void Begin() {
+  void Begin(service::PeerInfo peer) {
     auto st = state_;
-    boost::asio::post(io_, [this, st] {
+    boost::asio::post(io_, [this, st, peer] {
       if (st->done) return;
+      auto caller = svc_.callers.Resolve(peer);
+      if (Status s = svc_.callers.Admit(caller, domain::Rpc::kWatch); !s.ok()) {
+        st->done = true;
+        End(ToGrpc(s));
+        return;
+      }
       if (from_now_) cursor_ = svc_.messaging.LastSeq();
       LoadPage();
     });
@@ -163,11 +169,12 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::Message> {
 grpc::ServerWriteReactor<v1::Message>* ConclaveService::Watch(CTX* ctx,
                                                              const v1::WatchRequest* req) {
   auto* r = new WatchReactor(io_, svc_, req);
-  if (grpc::Status admit = Admit(ctx); !admit.ok()) {
+  service::PeerInfo peer;
+  if (grpc::Status admit = Identify(ctx, &peer); !admit.ok()) {
     r->End(admit);
     return r;
   }
-  r->Begin();
+  r->Begin(std::move(peer));
   return r;
 }
 

@@ -95,4 +95,19 @@ Status ValidateMessage(const MessageRecord& m) {
   return Status::Ok();
 }
 
+bool IsReservedSender(std::string_view name) {
+  auto lower = [](std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c;
+    return out;
+  };
+  std::string n = lower(name);
+  return n == kDaemonSender || n == kReviewSender;
+}
+
+bool IsWorkerReportType(std::string_view type) {
+  return type == "worker_done" || type == "heartbeat" || type == "status" || type == "question" ||
+         type == "escalation";
+}
+
 }  // namespace conclave::domain

@@ -48,6 +48,10 @@ inline constexpr size_t kMaxHandleBytes = 64;
 // and its review service's coordinator handle. Only the daemon sends from them.
 inline constexpr std::string_view kDaemonSender = "conclaved";
 inline constexpr std::string_view kReviewSender = "conclave-review";
+// True for a name only the daemon may send from (case-insensitive).
+bool IsReservedSender(std::string_view name);
+// The types a worker may send about its own dispatch.
+bool IsWorkerReportType(std::string_view type);
 
 // The closed list of message types and priorities.
 bool IsMessageType(std::string_view type);

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "domain/caller.h"
+#include "domain/caller_identity.h"
 
 namespace conclave::domain {
 

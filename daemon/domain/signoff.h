@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "domain/caller.h"
+#include "domain/caller_identity.h"
 
 namespace conclave::domain {
 

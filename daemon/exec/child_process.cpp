@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "exec/child_registry.h"
 #include "exec/proc_info.h"
 
 namespace conclave::exec {
@@ -74,6 +75,8 @@ StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec) {
   posix_spawn_file_actions_adddup2(&actions, in.r, 0);
   posix_spawn_file_actions_adddup2(&actions, out.w, 1);
   posix_spawn_file_actions_adddup2(&actions, err.w, 2);
+  // The child keeps only 0-2: nothing the daemon holds (sockets, the database) leaks into it.
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
 
   posix_spawnattr_t attr;
@@ -94,7 +97,12 @@ StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec) {
   envp.push_back(nullptr);
 
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
+  int rc = 0;
+  // Spawned and registered under one lock: the orphan sweep never reaps a child it does not own.
+  ChildRegistry::Instance().SpawnTracked([&]() -> pid_t {
+    rc = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
+    return rc == 0 ? pid : -1;
+  });
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {

@@ -9,6 +9,7 @@
 #include <chrono>
 
 #include "exec/child_process.h"
+#include "exec/child_registry.h"
 
 extern char** environ;
 
@@ -53,9 +54,10 @@ CommandResult ProcessCommandRunner::Run(const std::vector<std::string>& argv,
   if (child->pidfd >= 0) close(child->pidfd);
   if (!eof) kill(-child->pid, SIGKILL);
   int status = 0;
-  waitpid(child->pid, &status, 0);
+  pid_t reaped = WaitPid(child->pid, &status, 0);
+  ChildRegistry::Instance().Untrack(child->pid);
   r.timed_out = !eof;
-  if (eof && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (eof && reaped == child->pid && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   return r;
 }
 

@@ -3,8 +3,11 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "domain/findings_schema.h"
 
@@ -20,6 +23,28 @@ bool PerProcessVariable(const std::string& k) {
          k == "LISTEN_FDS" || k == "LISTEN_PID";
 }
 
+// What a worker gets of the daemon's environment: enough to run programs, speak the locale
+// and reach the network through a proxy — never the daemon's credentials.
+bool Allowed(const std::string& k) {
+  static const std::set<std::string> kNames = {
+      "PATH",       "LANG",        "LANGUAGE",   "TZ",          "TERM",          "USER",
+      "LOGNAME",    "SHELL",       "HOME",       "TMPDIR",      "HTTP_PROXY",    "HTTPS_PROXY",
+      "http_proxy", "https_proxy", "NO_PROXY",   "no_proxy",    "SSL_CERT_FILE", "SSL_CERT_DIR",
+      "NODE_EXTRA_CA_CERTS"};
+  return kNames.count(k) > 0 || k.rfind("LC_", 0) == 0;
+}
+
+std::map<std::string, std::string> WorkerBaseEnv(const Profile& p,
+                                                 const std::map<std::string, std::string>& daemon) {
+  std::map<std::string, std::string> env;
+  for (const auto& [k, v] : daemon) {
+    bool named = std::find(p.inherit_env.begin(), p.inherit_env.end(), k) != p.inherit_env.end();
+    if (k == "CONCLAVE_TOKEN" || k.rfind("CONCLAVE_", 0) == 0) continue;  // never the daemon's own
+    if (Allowed(k) || named) env[k] = v;
+  }
+  return env;
+}
+
 std::string Lookup(const std::map<std::string, std::string>& env, const char* k,
                    const char* fallback) {
   auto it = env.find(k);
@@ -32,6 +57,12 @@ void Isolate(const std::string& dir, std::map<std::string, std::string>& env,
   std::string home = dir + "/home", tmp = dir + "/tmp";
   plan.dirs.push_back(home);
   plan.dirs.push_back(tmp);
+  // Files the CLI needs from the real HOME (a subscription login), copied read-only.
+  auto real_home = env.find("HOME");
+  for (const auto& f : plan.home_files_spec) {
+    if (real_home == env.end()) break;
+    plan.home_files.emplace_back(real_home->second + "/" + f.substr(2), home + "/" + f.substr(2));
+  }
   env["HOME"] = ctx.vars["HOME"] = home;
   env["TMPDIR"] = ctx.vars["TMPDIR"] = tmp;
   env["XDG_CONFIG_HOME"] = home + "/.config";
@@ -63,6 +94,10 @@ Status ResolveProfileEnv(const Profile& p, const TemplateContext& ctx,
 
 Status BuildArgv(const LaunchRequest& req, const TemplateContext& ctx, LaunchPlan& plan) {
   const Profile& p = *req.profile;
+  // How the brief reaches the CLI: stdin, the last argument, or — past the kernel's
+  // per-argument limit — the profile's brief_large way.
+  auto delivery = PlanBriefDelivery(p, req.brief.size());
+  if (!delivery.ok()) return delivery.status();
   for (const auto& a : p.command) {
     auto r = ResolveTemplate(a, "command", ctx);
     if (!r.ok()) return FailedPrecondition("profile " + p.name + " command: " + r.status().message());
@@ -75,8 +110,9 @@ Status BuildArgv(const LaunchRequest& req, const TemplateContext& ctx, LaunchPla
     }
   }
   if (req.reviewer) {
-    for (const auto& a : p.review_args) plan.spec.argv.push_back(a);
-    for (const auto& [field, args] : {std::pair{"schema_args", &p.schema_args},
+    // The legacy review_args, then the findings schema and the CLI's read-only mode.
+    for (const auto& [field, args] : {std::pair{"review_args", &p.review_args},
+                                      std::pair{"schema_args", &p.schema_args},
                                       std::pair{"readonly_args", &p.readonly_args}}) {
       for (const auto& a : *args) {
         auto r = ResolveTemplate(a, field, ctx);
@@ -87,11 +123,43 @@ Status BuildArgv(const LaunchRequest& req, const TemplateContext& ctx, LaunchPla
       }
     }
   }
-  if (p.brief == "arg") plan.spec.argv.push_back(req.brief);
+  switch (delivery.value()) {
+    case BriefDelivery::kStdin:
+      plan.stdin_data = req.brief;
+      break;
+    case BriefDelivery::kArg:
+      plan.spec.argv.push_back(req.brief);
+      break;
+    case BriefDelivery::kLargeArgs:
+      for (const auto& a : p.brief_large_args) {
+        auto r = ResolveTemplate(a, "brief_large_args", ctx);
+        if (!r.ok()) {
+          return FailedPrecondition("profile " + p.name + " brief_large_args: " + r.status().message());
+        }
+        plan.spec.argv.push_back(r->value);
+      }
+      break;
+  }
   return Status::Ok();
 }
 
 }  // namespace
+
+std::vector<std::string> CredentialTokens(const std::string& content) {
+  std::vector<std::string> out;
+  auto token_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
+           c == '+' || c == '/' || c == '=';
+  };
+  size_t i = 0;
+  while (i < content.size()) {
+    size_t j = i;
+    while (j < content.size() && token_char(content[j])) ++j;
+    if (j - i >= 20) out.push_back(content.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
 
 std::map<std::string, std::string> DaemonEnvironment() {
   std::map<std::string, std::string> env;
@@ -120,17 +188,21 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   const std::string& dir = req.dispatch_dir;
   LaunchPlan plan;
   plan.dirs.push_back(dir);
-  // Environment: the daemon's own, then isolation, then the profile's, then Conclave's.
-  std::map<std::string, std::string> env = daemon_env;
+  // Environment: an allow-list of the daemon's, then isolation, then the profile's, then
+  // Conclave's for this dispatch.
+  std::map<std::string, std::string> env = WorkerBaseEnv(p, daemon_env);
+  plan.home_files_spec = p.home_files;
   char budget[32];
   std::snprintf(budget, sizeof budget, "%.4f", req.budget_usd);
   TemplateContext ctx = TemplateContextFor(
-      daemon_env, {{"CWD", req.workdir.empty() ? req.terminal_cwd : req.workdir}, {"DISPATCH_DIR", dir},
+      daemon_env, {{"CWD", req.workdir.empty() ? req.terminal_cwd : req.workdir},
+                   {"DISPATCH_DIR", dir},
                    {"HOME", Lookup(daemon_env, "HOME", "/tmp")},
                    {"TMPDIR", Lookup(daemon_env, "TMPDIR", "/tmp")},
                    {"budget_usd", budget},
                    {"findings_schema", domain::FindingsSchemaText()},
-                   {"findings_schema_file", dir + "/findings-schema.json"}});
+                   {"findings_schema_file", dir + "/findings_schema.json"},
+                   {"BRIEF_FILE", dir + "/brief.txt"}});
   if (p.isolate_home) Isolate(req.private_dir.empty() ? dir : req.private_dir, env, ctx, plan);
   if (Status s = ResolveProfileEnv(p, ctx, env, plan); !s.ok()) return s;
   std::string workdir = req.terminal_cwd;
@@ -140,7 +212,8 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
     workdir = dir + "/work";
     plan.dirs.push_back(workdir);
   }
-  if (req.reviewer) plan.files.emplace_back(dir + "/findings-schema.json", ctx.vars["findings_schema"]);
+  // A reviewer's answer schema, for ${findings_schema_file}.
+  if (req.reviewer) plan.files.emplace_back(dir + "/findings_schema.json", ctx.vars["findings_schema"]);
   env["PWD"] = workdir;  // some CLIs (opencode) trust $PWD over the real working directory
   env["CONCLAVE_SOCKET"] = req.socket;
   env["CONCLAVE_TERMINAL_HANDLE"] = req.terminal;
@@ -152,14 +225,28 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   if (Status s = BuildArgv(req, ctx, plan); !s.ok()) return s;
   for (const auto& [k, v] : env) plan.spec.env.push_back(k + "=" + v);
   plan.files.emplace_back(dir + "/brief.txt", req.brief);
-  if (p.brief == "stdin") plan.stdin_data = req.brief;
   plan.transcript_path = dir + "/transcript.log";
   plan.stdout_path = dir + "/stdout.log";
   return plan;
 }
 
-Status PrepareLaunch(const LaunchPlan& plan) {
+Status PrepareLaunch(LaunchPlan& plan) {
   std::error_code ec;
+  for (const auto& [from, to] : plan.home_files) {
+    std::ifstream in(from, std::ios::binary);
+    if (!in) return FailedPrecondition("home_files: cannot read " + from);
+    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (auto& s : CredentialTokens(content)) plan.secrets.push_back(std::move(s));
+    plan.files_readonly.emplace_back(to, std::move(content));
+  }
+  for (const auto& [path, content] : plan.files_readonly) {
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    std::ofstream out(path, std::ios::trunc | std::ios::binary);
+    out << content;
+    if (!out) return FailedPrecondition("cannot write " + path);
+    out.close();
+    chmod(path.c_str(), 0400);
+  }
   for (const auto& d : plan.dirs) {
     fs::create_directories(d, ec);
     if (ec) return FailedPrecondition("cannot create " + d + ": " + ec.message());

@@ -1,13 +1,16 @@
 // LaunchPlan: everything needed to start one worker, assembled from the profile and the
 // dispatch — argv, environment, working directory, the brief (stdin or last argument), files
 // to write into the isolated HOME, and the secrets to redact. A reviewer dispatch also gets
-// the findings schema (${findings_schema}, and ${findings_schema_file}: findings-schema.json
+// the findings schema (${findings_schema}, and ${findings_schema_file}: findings_schema.json
 // written into the dispatch directory) with the profile's schema_args, then its readonly_args
 // (the CLI's read-only / plan mode), and may run in a directory of its own (workdir) with its
 // isolated HOME outside the state directory (private_dir). PlanLaunch only computes (no
 // I/O); PrepareLaunch creates the directories and writes the files. `conclave doctor` uses
 // the same environment and template rules (DaemonEnvironment, TemplateContextFor), so what it
 // checks is what the daemon will spawn.
+// A worker's environment is an allow-list of the daemon's (PATH, locale, TZ, TERM, USER,
+// LOGNAME, SHELL, HOME, TMPDIR, proxy and CA variables), the profile's inherit_env names, the
+// profile's env and this dispatch's CONCLAVE_* variables — never the daemon's own credentials.
 // Thread-safety: pure functions; PrepareLaunch does file I/O.
 #pragma once
 
@@ -44,11 +47,19 @@ struct LaunchPlan {
   std::vector<std::string> secrets;
   std::vector<std::string> dirs;                            // created 0700 before the spawn
   std::vector<std::pair<std::string, std::string>> files;  // written 0600 before the spawn
+  std::vector<std::string> home_files_spec;                // the profile's "~/..." names
+  std::vector<std::pair<std::string, std::string>> home_files;  // (real path, isolated path)
+  std::vector<std::pair<std::string, std::string>> files_readonly;  // copied home files, 0400
   std::string transcript_path, stdout_path;
 };
 
 StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req);
-Status PrepareLaunch(const LaunchPlan& plan);
+// Creates the directories, writes the files, copies home_files (their credential-like contents
+// join the plan's secrets).
+Status PrepareLaunch(LaunchPlan& plan);
+
+// Credential-like tokens inside a file (runs of 20+ token characters), for redaction.
+std::vector<std::string> CredentialTokens(const std::string& content);
 
 // The daemon's environment without the variables that belong to one process (a dispatch's
 // CONCLAVE_DISPATCH_* / CONCLAVE_TASK_*, systemd's NOTIFY_SOCKET, WATCHDOG_*, LISTEN_*).

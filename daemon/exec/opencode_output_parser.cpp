@@ -3,8 +3,10 @@
 // produced text; usage and cost are summed over "step_finish" events; a provider error is
 // one {"type":"error","error":{"name":"APIError","data":{"message","statusCode",
 // "isRetryable","responseHeaders":{...,"retry-after"}}}} event and exit 1
-// (tests/e2e/fixtures/opencode).
+// (tests/e2e/fixtures/opencode/jsonl). opencode prints a "text" event only once a text part
+// is complete: nothing appears while the model streams one answer.
 #include "exec/output_parser.h"
+#include "exec/parser_support.h"
 
 namespace conclave::exec {
 namespace {
@@ -15,64 +17,51 @@ using namespace parser_detail;
 
 ParsedOutput ParseOpencodeOutput(std::string_view out, std::string_view err, int exit_code) {
   ParsedOutput p;
-  auto events = JsonLines(out);
   std::string step_text;
   std::string last_text;
   bool finished = false;
-  bool have_cost = false;
   double cost = 0;
   std::optional<json> error;
-  for (const auto& e : events) {
-    const std::string type = e.value("type", "");
-    const json& part = e.contains("part") ? e["part"] : json::object();
+  for (const auto& e : JsonLines(out)) {
+    const std::string type = JsonStr(e, "type");
+    const json& part = JsonField(e, "part");
     if (type == "step_start") {
       step_text.clear();
     } else if (type == "text") {
       if (!step_text.empty()) step_text += "\n";
-      step_text += part.value("text", "");
+      step_text += JsonStr(part, "text");
       last_text = step_text;
     } else if (type == "step_finish") {
       finished = true;
-      if (auto it = part.find("tokens"); it != part.end() && it->is_object()) {
-        p.usage.input_tokens += JsonInt(*it, "input");
-        p.usage.output_tokens += JsonInt(*it, "output") + JsonInt(*it, "reasoning");
-        if (auto c = it->find("cache"); c != it->end() && c->is_object()) {
-          p.usage.cache_read_tokens += JsonInt(*c, "read");
-        }
-      }
-      if (auto it = part.find("cost"); it != part.end() && it->is_number()) {
-        cost += it->get<double>();
-        have_cost = true;
-      }
+      const json& tokens = JsonField(part, "tokens");
+      p.usage.input_tokens = SaturatingAdd(p.usage.input_tokens, JsonInt(tokens, "input"));
+      p.usage.output_tokens = SaturatingAdd(
+          p.usage.output_tokens, SaturatingAdd(JsonInt(tokens, "output"), JsonInt(tokens, "reasoning")));
+      p.usage.cache_read_tokens =
+          SaturatingAdd(p.usage.cache_read_tokens, JsonInt(JsonField(tokens, "cache"), "read"));
+      if (auto c = JsonNonNegative(part, "cost"); c && *c < 1e9) cost += *c;
     } else if (type == "error") {
-      error = e.contains("error") ? e["error"] : json::object();
+      error = JsonField(e, "error");
     }
   }
   p.result_text = last_text;
-  if (have_cost && cost > 0) p.reported_cost_usd = cost;
+  if (cost > 0) p.reported_cost_usd = cost;
 
   if (error) {
-    const json data =
-        error->is_object() && error->contains("data") ? (*error)["data"] : json::object();
-    std::string name = error->is_object() ? error->value("name", "") : "";
-    std::string msg = data.is_object() ? data.value("message", "") : "";
-    std::optional<int> status;
-    if (data.is_object()) {
-      if (auto it = data.find("statusCode"); it != data.end() && it->is_number_integer())
-        status = it->get<int>();
-    }
-    FailureKind k = ClassifyError(name + ": " + msg, status);
+    const json& data = JsonField(*error, "data");
+    const std::string name = JsonStr(*error, "name");
+    const std::string msg = JsonStr(data, "message");
+    const std::optional<int> status = JsonHttpStatus(data, "statusCode");
+    FailureKind k = status ? ClassifyStatus(*status) : FailureKind::kNone;
     if (k == FailureKind::kNone && name == "ProviderAuthError") k = FailureKind::kAuthError;
-    p.failure = k == FailureKind::kNone ? FailureKind::kWorkerFailed : k;
-    p.evidence = "error " + name +
-                 (status ? " statusCode=" + std::to_string(*status) : std::string()) + " " +
-                 Clip(msg, 200);
-    if (k == FailureKind::kRateLimited && data.is_object()) {
-      if (auto h = data.find("responseHeaders"); h != data.end() && h->is_object()) {
-        if (auto ra = h->find("retry-after"); ra != h->end() && ra->is_string()) {
-          p.retry_after_s = FindRetryAfter("retry-after: " + ra->get<std::string>());
-        }
-      }
+    if (k == FailureKind::kNone) k = ClassifyError(name + ": " + msg, std::nullopt);
+    SetStructuredFailure(p, k == FailureKind::kNone ? FailureKind::kWorkerFailed : k,
+                         "error " + name +
+                             (status ? " statusCode=" + std::to_string(*status) : std::string()) +
+                             " " + Clip(msg, 200));
+    if (k == FailureKind::kRateLimited) {
+      const json& ra = JsonField(JsonField(data, "responseHeaders"), "retry-after");
+      if (ra.is_string()) p.retry_after_s = FindRetryAfter("retry-after: " + ra.get<std::string>());
       if (!p.retry_after_s) p.retry_after_s = FindRetryAfter(msg);
     }
     return p;
@@ -84,7 +73,8 @@ ParsedOutput ParseOpencodeOutput(std::string_view out, std::string_view err, int
   }
   if (exit_code != 0) {
     p.failure = FailureKind::kNonZeroExit;
-    p.evidence = "exit=" + std::to_string(exit_code) + " " + Clip(LastNonEmptyLine(err));
+    p.rule = "exit-status";
+    p.evidence = "[exit-status] exit=" + std::to_string(exit_code) + " " + Clip(LastNonEmptyLine(err));
   }
   return p;
 }

@@ -1,31 +1,53 @@
 #include "exec/proc_info.h"
 
 #include <signal.h>
+#include <unistd.h>
 
+#include <charconv>
 #include <fstream>
-#include <sstream>
 #include <string>
+#include <string_view>
 
 namespace conclave::exec {
 
-int64_t ReadProcStartTime(pid_t pid) {
+std::optional<ProcStat> ReadProcStat(pid_t pid) {
+  if (pid <= 0) return std::nullopt;
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string line;
-  if (!std::getline(in, line)) return 0;
+  if (!std::getline(in, line)) return std::nullopt;
   // comm (field 2) may hold spaces and parentheses: fields resume after the last ')'.
   size_t close = line.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(line.substr(close + 2));
-  std::string field;
-  // After ')' come fields 3..; starttime is field 22, i.e. the 20th token here.
-  for (int i = 3; i <= 22; ++i) {
-    if (!(rest >> field)) return 0;
+  if (close == std::string::npos || close + 2 > line.size()) return std::nullopt;
+  std::string_view rest(line);
+  rest.remove_prefix(close + 2);
+  ProcStat st;
+  st.pid = pid;
+  int field = 3;
+  while (!rest.empty() && field <= 22) {
+    size_t sp = rest.find(' ');
+    std::string_view tok = rest.substr(0, sp);
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+    bool num = ec == std::errc() && p == tok.data() + tok.size();
+    if (field == 4 && num) st.ppid = static_cast<pid_t>(v);
+    if (field == 5 && num) st.pgid = static_cast<pid_t>(v);
+    if (field == 14 && num) st.utime = v;
+    if (field == 15 && num) st.stime = v;
+    if (field == 22) {
+      if (!num) return std::nullopt;
+      st.start_time = v;
+      return st;
+    }
+    if (sp == std::string_view::npos) break;
+    rest.remove_prefix(sp + 1);
+    ++field;
   }
-  try {
-    return std::stoll(field);
-  } catch (...) {
-    return 0;
-  }
+  return std::nullopt;
+}
+
+int64_t ReadProcStartTime(pid_t pid) {
+  auto st = ReadProcStat(pid);
+  return st ? st->start_time : 0;
 }
 
 bool ProcessGroupAlive(pid_t pgid) { return pgid > 0 && kill(-pgid, 0) == 0; }
@@ -37,6 +59,43 @@ void SignalGroup(pid_t pgid, int sig) {
 bool SameProcess(pid_t pid, int64_t expected_start_time) {
   if (pid <= 1 || expected_start_time == 0) return false;
   return ReadProcStartTime(pid) == expected_start_time;
+}
+
+Ancestry ReadAncestry(pid_t pid, pid_t ancestor) {
+  Ancestry a;
+  pid_t cur = pid;
+  for (int depth = 0; depth < 256 && cur > 1; ++depth) {
+    if (cur == ancestor) {
+      a.descends = true;
+      return a;
+    }
+    auto st = ReadProcStat(cur);
+    if (!st) return a;
+    a.chain.push_back({cur, st->start_time});
+    cur = st->ppid;
+  }
+  a.descends = cur == ancestor;
+  return a;
+}
+
+namespace {
+std::string ReadLink(const std::string& path) {
+  char buf[4096];
+  ssize_t n = readlink(path.c_str(), buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+}  // namespace
+
+std::string ReadProcExe(pid_t pid) {
+  return pid > 0 ? ReadLink("/proc/" + std::to_string(pid) + "/exe") : std::string();
+}
+
+std::string ReadProcStdinTty(pid_t pid) {
+  if (pid <= 0) return "";
+  std::string target = ReadLink("/proc/" + std::to_string(pid) + "/fd/0");
+  const bool tty = target.rfind("/dev/pts/", 0) == 0 || target.rfind("/dev/tty", 0) == 0 ||
+                   target == "/dev/console";
+  return tty ? target : "";
 }
 
 }  // namespace conclave::exec

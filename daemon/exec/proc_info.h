@@ -1,12 +1,28 @@
-// Small /proc and signal helpers for supervising process groups.
+// Small /proc and signal helpers for supervising processes: start times (so a recycled pid is
+// never taken for the process we started), parents, process groups, and a caller's ancestry
+// (is it a descendant of the daemon, through which processes).
+// Thread-safety: all functions read /proc and may be called from any thread.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace conclave::exec {
 
+struct ProcStat {
+  pid_t pid = 0;
+  pid_t ppid = 0;
+  pid_t pgid = 0;
+  int64_t start_time = 0;  // field 22 (clock ticks since boot)
+  int64_t utime = 0, stime = 0;  // fields 14, 15 (clock ticks)
+};
+
+// /proc/<pid>/stat, parsed with bounds; nullopt when the process is gone or unreadable.
+std::optional<ProcStat> ReadProcStat(pid_t pid);
 // Field 22 of /proc/<pid>/stat (clock ticks since boot); 0 when the process is gone.
 int64_t ReadProcStartTime(pid_t pid);
 // True when any process is in group pgid (kill(-pgid, 0) succeeds).
@@ -15,5 +31,25 @@ bool ProcessGroupAlive(pid_t pgid);
 void SignalGroup(pid_t pgid, int sig);
 // True when pid exists and its start time equals expected (so it is not a recycled pid).
 bool SameProcess(pid_t pid, int64_t expected_start_time);
+
+struct ProcessLink {
+  pid_t pid = 0;
+  int64_t start_time = 0;
+};
+
+// A process's ancestry, read at once: the chain from pid up to (not including) `ancestor`, and
+// whether `ancestor` was reached. Each link carries its start time, so the chain can be
+// matched later against the processes the daemon started without trusting a reused pid.
+struct Ancestry {
+  std::vector<ProcessLink> chain;
+  bool descends = false;
+};
+Ancestry ReadAncestry(pid_t pid, pid_t ancestor);
+
+// /proc/<pid>/exe ("" when unreadable).
+std::string ReadProcExe(pid_t pid);
+// The terminal device pid's stdin is (/dev/pts/N, /dev/ttyN, /dev/console), "" when its stdin
+// is not a terminal or cannot be read.
+std::string ReadProcStdinTty(pid_t pid);
 
 }  // namespace conclave::exec

@@ -85,7 +85,11 @@ StatusOr<Profile> ParseProfile(const nlohmann::json& j, const std::string& file,
                    str("version_command", p.version_command, false), arr("command", p.command),
                    str("workdir", p.workdir, false),
                    arr("budget_flag", p.budget_flag), arr("review_args", p.review_args),
+                   arr("inherit_env", p.inherit_env), arr("home_files", p.home_files),
+                   str("sandbox", p.sandbox, false),
                    arr("schema_args", p.schema_args), arr("readonly_args", p.readonly_args),
+                   str("brief_large", p.brief_large, false),
+                   arr("brief_large_args", p.brief_large_args),
                    map("env", p.env), map("files", p.files), num("timeout_s", p.timeout_s, 1),
                    num("idle_timeout_s", p.idle_timeout_s, 0),
                    num("max_concurrent", p.max_concurrent, 1)}) {
@@ -128,10 +132,49 @@ StatusOr<Profile> ParseProfile(const nlohmann::json& j, const std::string& file,
   if (p.workdir != "terminal" && p.workdir != "dispatch") {
     return FieldError(bad_field, "workdir", "must be \"terminal\" or \"dispatch\"");
   }
+  if (!p.sandbox.empty() && p.sandbox != "bwrap") {
+    return FieldError(bad_field, "sandbox", "must be \"bwrap\" (or absent)");
+  }
+  for (const auto& f : p.home_files) {
+    if (f.rfind("~/", 0) != 0 || f.find("..") != std::string::npos) {
+      return FieldError(bad_field, "home_files", "'" + f + "' must be a path under ~/ without ..");
+    }
+  }
   if (p.brief != "stdin" && p.brief != "arg") {
     return FieldError(bad_field, "brief", "must be \"stdin\" or \"arg\"");
   }
+  if (!p.brief_large.empty()) {
+    if (p.brief_large != "stdin" && p.brief_large != "args") {
+      return FieldError(bad_field, "brief_large", "must be \"stdin\" or \"args\"");
+    }
+    if (p.brief != "arg") {
+      return FieldError(bad_field, "brief_large", "only applies when \"brief\" is \"arg\"");
+    }
+  }
+  if (p.brief_large == "args") {
+    bool names_file = std::any_of(p.brief_large_args.begin(), p.brief_large_args.end(),
+                                  [](const std::string& a) {
+                                    return a.find("${BRIEF_FILE}") != std::string::npos;
+                                  });
+    if (!names_file) {
+      return FieldError(bad_field, "brief_large_args",
+                        "must name the brief file with ${BRIEF_FILE} when brief_large is \"args\"");
+    }
+  } else if (!p.brief_large_args.empty()) {
+    return FieldError(bad_field, "brief_large_args", "only applies when brief_large is \"args\"");
+  }
   return p;
+}
+
+StatusOr<BriefDelivery> PlanBriefDelivery(const Profile& p, size_t brief_bytes) {
+  if (p.brief != "arg") return BriefDelivery::kStdin;
+  if (brief_bytes <= kMaxArgBriefBytes) return BriefDelivery::kArg;
+  if (p.brief_large == "stdin") return BriefDelivery::kStdin;
+  if (p.brief_large == "args") return BriefDelivery::kLargeArgs;
+  return FailedPrecondition("brief: " + std::to_string(brief_bytes) + " bytes is more than the " +
+                            std::to_string(kMaxArgBriefBytes) + " an argument may carry, and profile " +
+                            p.name + " (" + p.source_file +
+                            ") takes the brief as an argument with no \"brief_large\"");
 }
 
 ProfileSet LoadProfiles(const std::string& dir) {
@@ -186,8 +229,17 @@ StatusOr<Resolved> ResolveTemplate(const std::string& text, const std::string& k
       break;
     }
     r.value += text.substr(i, start - i);
-    size_t end = text.find('}', start);
-    if (end == std::string::npos) {
+    // The matching '}': a default may itself hold references (${env:X:-${HOME}/.cache}).
+    size_t end = start + 2;
+    for (int depth = 1; end < text.size(); ++end) {
+      if (text.compare(end, 2, "${") == 0) {
+        ++depth;
+        ++end;
+      } else if (text[end] == '}' && --depth == 0) {
+        break;
+      }
+    }
+    if (end >= text.size()) {
       return InvalidArgument(key + ": unterminated ${ in template");
     }
     std::string ref = text.substr(start + 2, end - start - 2);
@@ -207,7 +259,10 @@ StatusOr<Resolved> ResolveTemplate(const std::string& text, const std::string& k
         value = it->second;
         secret = key_secret || LooksLikeSecretName(name);
       } else if (has_fallback) {
-        value = fallback;
+        auto inner = ResolveTemplate(fallback, key, ctx);
+        if (!inner.ok()) return inner.status();
+        value = inner->value;
+        r.secrets.insert(r.secrets.end(), inner->secrets.begin(), inner->secrets.end());
       } else {
         return FailedPrecondition(key + ": environment variable " + name +
                                   " is not set (referenced as ${env:" + name + "})");

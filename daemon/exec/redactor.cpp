@@ -1,17 +1,115 @@
 #include "exec/redactor.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
 
 namespace conclave::exec {
 
+namespace {
+constexpr size_t kMinFormBytes = 8;
+
+std::string UrlEncode(std::string_view s) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string Base64(std::string_view s, bool url) {
+  const char* a = url ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                      : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < s.size(); i += 3) {
+    uint32_t v = (uint8_t(s[i]) << 16) | (uint8_t(s[i + 1]) << 8) | uint8_t(s[i + 2]);
+    for (int k = 18; k >= 0; k -= 6) out += a[(v >> k) & 63];
+  }
+  if (i < s.size()) {
+    uint32_t v = uint8_t(s[i]) << 16;
+    if (i + 1 < s.size()) v |= uint8_t(s[i + 1]) << 8;
+    int chars = i + 1 < s.size() ? 3 : 2;
+    for (int k = 0; k < chars; ++k) out += a[(v >> (18 - 6 * k)) & 63];
+  }
+  return out;
+}
+
+// The base64 characters that depend only on the secret's bytes when it starts `pad` bytes
+// into a 3-byte group of a longer text.
+std::string Base64Core(std::string_view secret, size_t pad, bool url) {
+  std::string padded(pad, '\0');
+  padded.append(secret);
+  std::string enc = Base64(padded, url);
+  size_t first = (8 * pad + 5) / 6;                  // ceil(8·pad / 6)
+  size_t last = (8 * (pad + secret.size())) / 6;     // chars fully inside the secret end here
+  if (last > enc.size()) last = enc.size();
+  return first < last ? enc.substr(first, last - first) : std::string();
+}
+}  // namespace
+
+std::vector<std::string> SecretForms(std::string_view secret) {
+  std::vector<std::string> forms;
+  if (secret.empty()) return forms;
+  forms.emplace_back(secret);
+  if (secret.size() < kMinFormBytes) return forms;
+  auto add = [&](std::string f) {
+    if (f.size() >= kMinFormBytes && std::find(forms.begin(), forms.end(), f) == forms.end()) {
+      forms.push_back(std::move(f));
+    }
+  };
+  add(UrlEncode(secret));
+  for (size_t pad = 0; pad < 3; ++pad) {
+    add(Base64Core(secret, pad, false));
+    add(Base64Core(secret, pad, true));
+  }
+  return forms;
+}
+
 StreamRedactor::StreamRedactor(std::vector<std::string> secrets) {
   for (auto& s : secrets) {
-    if (!s.empty()) secrets_.push_back(std::move(s));
+    for (auto& f : SecretForms(s)) {
+      if (std::find(secrets_.begin(), secrets_.end(), f) == secrets_.end()) {
+        secrets_.push_back(std::move(f));
+      }
+    }
   }
   // Longest first, so a secret that contains another is replaced whole.
   std::sort(secrets_.begin(), secrets_.end(),
             [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
   for (const auto& s : secrets_) hold_ = std::max(hold_, s.size() - 1);
+}
+
+Redactor::Redactor(const std::vector<std::string>& secrets) : secrets_(secrets) {
+  StreamRedactor expanded(secrets);
+  forms_ = expanded.forms();
+}
+
+std::string Redactor::Apply(std::string_view text) const {
+  if (forms_.empty()) return std::string(text);
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    bool hit = false;
+    for (const auto& s : forms_) {
+      if (text.compare(i, s.size(), s) == 0) {
+        out += kRedacted;
+        i += s.size();
+        hit = true;
+        break;
+      }
+    }
+    if (!hit) out += text[i++];
+  }
+  return out;
 }
 
 std::string RedactAll(std::string_view text, const std::vector<std::string>& secrets) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <boost/asio/write.hpp>
 
+#include "exec/child_registry.h"
 #include "exec/proc_info.h"
 
 namespace conclave::exec {
@@ -64,7 +65,7 @@ void WorkerRun::Start() {
   if (limits_.hard_timeout.count() > 0) {
     hard_timer_.expires_after(limits_.hard_timeout);
     hard_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-      if (ec || self->reaped()) return;
+      if (ec || self->exited()) return;
       self->outcome_.hard_timeout = true;
       self->Terminate();
     });
@@ -145,15 +146,22 @@ void WorkerRun::OnStreamEnd(bool is_stdout) {
 
 void WorkerRun::WatchExit() {
   auto check = [self = shared_from_this()]() {
-    int status = 0;
-    pid_t r = waitpid(self->child_.pid, &status, WNOHANG);
-    if (r == self->child_.pid) {
-      self->OnExited(status);
+    // Peek without reaping: the leader stays a zombie until the run finishes, so its pid pins
+    // the process group and signalling the group can never reach a recycled one.
+    siginfo_t si{};
+    int rc;
+    do {
+      rc = waitid(P_PID, static_cast<id_t>(self->child_.pid), &si, WEXITED | WNOHANG | WNOWAIT);
+    } while (rc < 0 && errno == EINTR);
+    if (rc == 0 && si.si_pid == self->child_.pid) {
+      self->OnExited(si.si_code == CLD_EXITED ? si.si_status : -1,
+                     si.si_code == CLD_EXITED ? 0 : si.si_status);
       return true;
     }
-    if (r < 0 && errno == ECHILD) {
+    if (rc < 0 && errno == ECHILD) {
       // Reaped elsewhere: the status is unknown, and unknown is never success.
-      self->OnExited(-1);
+      self->reaped_elsewhere_ = true;
+      self->OnExited(-1, 0);
       return true;
     }
     return false;
@@ -173,34 +181,42 @@ void WorkerRun::WatchExit() {
   }
 }
 
-void WorkerRun::OnExited(int wait_status) {
-  phase_ = Phase::kReaped;
+void WorkerRun::OnExited(int exit_code, int term_signal) {
+  phase_ = Phase::kExited;
   boost::system::error_code ignore;
   pidfd_.close(ignore);
-  if (wait_status == -1) {
-    outcome_.exit_code = -1;
-  } else if (WIFEXITED(wait_status)) {
-    outcome_.exit_code = WEXITSTATUS(wait_status);
-  } else if (WIFSIGNALED(wait_status)) {
-    outcome_.term_signal = WTERMSIG(wait_status);
-  }
+  outcome_.exit_code = exit_code;
+  outcome_.term_signal = term_signal;
   hard_timer_.cancel();
   idle_timer_.cancel();
-  // Descendants may still hold the pipes: give them eof_grace, then end the group.
+  // Descendants may still hold the pipes: give them eof_grace, then end the group (the
+  // leader's zombie still pins it).
   if (open_streams_ > 0) {
     eof_timer_.expires_after(limits_.eof_grace);
     eof_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
       if (ec) return;
-      SignalGroup(self->child_.pid, SIGKILL);
+      self->KillGroupIfPinned();
       boost::system::error_code ignore;
       self->stdout_.close(ignore);
       self->stderr_.close(ignore);
     });
   } else {
     // The leader is gone and the pipes are closed; make sure no straggler survives.
-    SignalGroup(child_.pid, SIGKILL);
+    KillGroupIfPinned();
   }
   MaybeFinish();
+}
+
+void WorkerRun::KillGroupIfPinned() {
+  if (!reaped_elsewhere_) SignalGroup(child_.pid, SIGKILL);
+}
+
+void WorkerRun::Reap() {
+  if (reaped_elsewhere_) return;
+  int status = 0;
+  WaitPid(child_.pid, &status, WNOHANG);
+  ChildRegistry::Instance().Untrack(child_.pid);
+  ChildRegistry::Instance().ReapOrphans();  // orphans that waited behind this zombie
 }
 
 void WorkerRun::ArmIdleTimer() {
@@ -211,7 +227,7 @@ void WorkerRun::ArmIdleTimer() {
                                                     std::chrono::seconds(1));
   idle_timer_.expires_after(step);
   idle_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-    if (ec || self->reaped()) return;
+    if (ec || self->exited()) return;
     self->OnIdleTick();
     self->ArmIdleTimer();
   });
@@ -249,7 +265,8 @@ void WorkerRun::Stop(domain::StopReason reason, const std::string& detail) {
 }
 
 void WorkerRun::MaybeFinish() {
-  if (phase_ != Phase::kReaped || open_streams_ > 0) return;
+  if (phase_ != Phase::kExited || open_streams_ > 0) return;
+  Reap();
   phase_ = Phase::kFinished;
   hard_timer_.cancel();
   idle_timer_.cancel();

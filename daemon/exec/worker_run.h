@@ -1,8 +1,9 @@
 // WorkerRun: supervises one spawned worker on the loop, as a small state machine.
 //   running ──(SIGTERM sent: timeout, idle kill, Stop)──▶ terminating
-//   running | terminating ──(reaped)──▶ reaped ──(stdout and stderr at EOF)──▶ finished
-// A run is finished only when the process has been reaped AND both pipes reached EOF (tmux's
-// rule). If the worker exits but a descendant keeps the pipes open, the rest of the process
+//   running | terminating ──(leader exited)──▶ exited ──(stdout and stderr at EOF)──▶ finished
+// A run is finished only when the process has exited AND both pipes reached EOF (tmux's rule).
+// The leader is reaped only then: until it is, its zombie pins the process group id, so
+// signalling the group can never reach a recycled group. If the worker exits but a descendant keeps the pipes open, the rest of the process
 // group is killed after eof_grace. Output is redacted and appended to the transcript file
 // (stdout and stderr interleaved as they arrive) and stdout alone to stdout.log; memory use is
 // bounded whatever the output size. Timeouts: hard (SIGTERM to the group, SIGKILL after
@@ -26,7 +27,7 @@ namespace conclave::exec {
 
 class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRun> {
  public:
-  enum class Phase { kRunning, kTerminating, kReaped, kFinished };
+  enum class Phase { kRunning, kTerminating, kExited, kFinished };
 
   WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::string stdin_data,
             std::string transcript_path, std::string stdout_path,
@@ -42,12 +43,14 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   Phase phase() const { return phase_; }
 
  private:
-  bool reaped() const { return phase_ == Phase::kReaped || phase_ == Phase::kFinished; }
+  bool exited() const { return phase_ == Phase::kExited || phase_ == Phase::kFinished; }
   void WriteStdin();
   void ReadStream(bool is_stdout);
   void OnStreamEnd(bool is_stdout);
   void WatchExit();
-  void OnExited(int wait_status);
+  void OnExited(int exit_code, int term_signal);
+  void KillGroupIfPinned();
+  void Reap();
   void ArmIdleTimer();
   void OnIdleTick();
   void Terminate();
@@ -67,6 +70,7 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   char out_buf_[16384], err_buf_[16384];
   Phase phase_ = Phase::kRunning;
   int open_streams_ = 2;  // stdout and stderr until each reaches EOF
+  bool reaped_elsewhere_ = false;  // ECHILD: the status is unknown (never taken as success)
   std::chrono::steady_clock::time_point last_output_;
   // Set when the current silence was reported through on_idle; cleared by new output.
   std::optional<std::chrono::steady_clock::time_point> silence_reported_;

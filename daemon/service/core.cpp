@@ -25,9 +25,10 @@ Core::Core(boost::asio::io_context& io_ctx, const config::Config& cfg, store::Da
       batcher(io_ctx, database, clk, [this](const auto& ms) { bus.Publish(ms); }) {}
 
 void Core::Emit(domain::MessageRecord& m) {
-  m.subject = Utf8Prefix(m.subject, domain::kMaxSubjectBytes);
-  m.body = Utf8Prefix(m.body, domain::kMaxBodyBytes);
-  m.payload = ValidUtf8(m.payload);
+  // Whatever a worker echoes into a message, no standing secret reaches the store.
+  m.subject = Utf8Prefix(redactor.Apply(m.subject), domain::kMaxSubjectBytes);
+  m.body = Utf8Prefix(redactor.Apply(m.body), domain::kMaxBodyBytes);
+  m.payload = ValidUtf8(redactor.Apply(m.payload));
   if (m.created_ms == 0) m.created_ms = clock.NowMs();
   if (m.thread_id.empty()) m.thread_id = "t-" + RandomHex(6);
   messages.Insert(m);

@@ -15,6 +15,7 @@
 #include "exec/command_runner.h"
 #include "exec/launcher.h"
 #include "exec/profile.h"
+#include "exec/redactor.h"
 #include "service/commit_batcher.h"
 #include "store/cooldown_store.h"
 #include "store/database.h"
@@ -60,6 +61,7 @@ struct Core {
   exec::ProfileSet profiles;
   boost::asio::thread_pool helpers{2};  // git, big reads, version probes: off the loop
   std::map<std::string, std::string> daemon_env;  // read once at start (exec::DaemonEnvironment)
+  exec::Redactor redactor;  // the daemon's standing secrets (exec::DaemonSecrets)
   int64_t started_ms = 0;
   std::string listener;
 

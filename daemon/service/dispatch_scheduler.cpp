@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "common/hash.h"
 #include "common/random.h"
 
 namespace conclave::service {
@@ -191,7 +192,11 @@ Status DispatchScheduler::StartRunning(domain::Dispatch& d, domain::Task& task,
   d.terminal = term.handle;
   d.profile = profile.name;
   d.family = profile.family;
-  d.token = RandomHex(24);
+  // The worker gets the token; the store keeps only its hash (useless to a reader of the
+  // database, and stale once the dispatch ends).
+  std::string token = RandomHex(24);
+  fresh_tokens_[d.id] = token;
+  d.token = Sha256Hex(token);
   d.started_ms = now;
   d.last_output_ms = now;
   int timeout = d.timeout_s > 0 ? d.timeout_s : profile.timeout_s;
@@ -271,13 +276,19 @@ void DispatchScheduler::ScheduleWake(int64_t at_ms) {
 
 void DispatchScheduler::StartAfterCommit(const std::vector<int64_t>& ids) {
   if (ids.empty()) return;
-  core_.batcher.AfterCommit([this, ids](bool ok) {
+  std::vector<std::pair<int64_t, std::string>> runs;
+  for (int64_t id : ids) {
+    auto it = fresh_tokens_.find(id);
+    runs.emplace_back(id, it == fresh_tokens_.end() ? "" : it->second);
+    if (it != fresh_tokens_.end()) fresh_tokens_.erase(it);
+  }
+  core_.batcher.AfterCommit([this, runs](bool ok) {
     if (!ok) {
       // Rolled back to queued: run the queue again once writes land.
       core_.batcher.WhenWritable([this] { Pump(); });
       return;
     }
-    if (starter_) starter_->StartRuns(ids);
+    if (starter_) starter_->StartRuns(runs);
   });
 }
 

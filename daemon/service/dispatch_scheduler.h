@@ -7,6 +7,7 @@
 // Loop thread only.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,6 +73,7 @@ class DispatchScheduler : public QueuePump {
   TerminalService& terminals_;
   BudgetGuard& budgets_;
   RunStarter* starter_ = nullptr;
+  std::map<int64_t, std::string> fresh_tokens_;  // dispatch id → plaintext token, until launch
   std::shared_ptr<Alarm> wake_;
   int64_t wake_at_ms_ = 0;
   bool stopping_ = false;

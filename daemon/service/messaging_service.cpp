@@ -93,7 +93,59 @@ StatusOr<std::vector<std::string>> MessagingService::ResolveAddress(const std::s
   return out;
 }
 
+Status MessagingService::BindSender(SendInput& in, bool is_reply) {
+  domain::MessageRecord& m = in.message;
+  const domain::Caller& c = in.caller;
+  auto refuse = [&](const std::string& why) {
+    return refusals_ ? refusals_->Refuse(c, is_reply ? domain::Rpc::kReply : domain::Rpc::kSend, why)
+                     : PermissionDenied(why);
+  };
+  if (!c.IsWorker()) {
+    if (domain::IsReservedSender(m.from)) {
+      return InvalidArgument("from: '" + m.from +
+                             "' is reserved — only conclaved itself sends as it");
+    }
+    return Status::Ok();
+  }
+  if (c.role == domain::CallerRole::kUnboundWorker) {
+    if (in.dispatch_token.empty()) {
+      return refuse("a process started by a worker must present its dispatch token");
+    }
+    return Status::Ok();  // the token binds it (CheckWorkerReport)
+  }
+  if (m.dispatch_id != 0 && m.dispatch_id != c.dispatch_id) {
+    return refuse("dispatch " + std::to_string(m.dispatch_id) + " is not this worker's (its own is " +
+                  std::to_string(c.dispatch_id) + ")");
+  }
+  if (!is_reply && !domain::IsWorkerReportType(m.type)) {
+    return refuse("a worker may send only worker_done, heartbeat, status, question or escalation");
+  }
+  auto d = core_.dispatches.Get(c.dispatch_id);
+  if (!d) return refuse("its dispatch is gone");
+  if (!is_reply && !in.to.empty() && in.to != d->coordinator) {
+    return refuse("a worker reports to its dispatch's coordinator ('" + d->coordinator +
+                  "'), not to '" + in.to + "'");
+  }
+  m.dispatch_id = c.dispatch_id;
+  m.task_id = c.task_id;
+  m.from = c.terminal;  // a worker always speaks as its own terminal
+  if (!is_reply) in.to = d->coordinator;
+  return Status::Ok();
+}
+
+Status MessagingService::BindReader(const domain::Caller& caller, domain::Rpc rpc, std::string& to) {
+  if (!caller.IsWorker()) return Status::Ok();
+  if (caller.role != domain::CallerRole::kWorker || (!to.empty() && to != caller.terminal)) {
+    std::string why = "a worker reads only what is addressed to its own handle '" +
+                      caller.terminal + "'";
+    return refusals_ ? refusals_->Refuse(caller, rpc, why) : PermissionDenied(why);
+  }
+  to = caller.terminal;
+  return Status::Ok();
+}
+
 void MessagingService::Send(SendInput in, Done<SendResult> done) {
+  bool is_reply = in.message.type == "reply" && in.message.reply_to != 0;
   WriteThen<SendResult>(
       core_,
       [&]() -> StatusOr<SendResult> {
@@ -106,11 +158,12 @@ void MessagingService::Send(SendInput in, Done<SendResult> done) {
           return InvalidArgument("from: longer than " + std::to_string(domain::kMaxHandleBytes) +
                                  " bytes");
         }
+        if (Status b = BindSender(in, is_reply); !b.ok()) return b;
         if (!in.dispatch_token.empty() || (m.type == "worker_done" && m.dispatch_id != 0)) {
           if (!reports_) return FailedPrecondition("dispatch_token: this daemon has no dispatches");
           Status w = reports_->CheckWorkerReport(m, in.dispatch_token);
           if (!w.ok()) return w;
-          if (in.to.empty()) in.to = m.to;
+          if (in.to.empty() || in.caller.IsWorker()) in.to = m.to;
         }
         auto recipients = ResolveAddress(in.to, m.from);
         if (!recipients.ok()) return recipients.status();
@@ -130,9 +183,14 @@ void MessagingService::Send(SendInput in, Done<SendResult> done) {
       std::move(done));
 }
 
-void MessagingService::Check(const std::string& handle, const std::vector<std::string>& types,
-                             bool peek, int limit,
+void MessagingService::Check(const domain::Caller& caller, const std::string& asked,
+                             const std::vector<std::string>& types, bool peek, int limit,
                              Done<std::vector<domain::MessageRecord>> done) {
+  std::string handle = asked;
+  if (caller.IsWorker()) {
+    if (handle.empty()) handle = caller.terminal;
+    if (Status b = BindReader(caller, domain::Rpc::kCheck, handle); !b.ok()) return done(b);
+  }
   WriteThen<std::vector<domain::MessageRecord>>(
       core_,
       [&]() -> StatusOr<std::vector<domain::MessageRecord>> {
@@ -147,8 +205,8 @@ void MessagingService::Check(const std::string& handle, const std::vector<std::s
       std::move(done));
 }
 
-void MessagingService::Reply(int64_t seq, const std::string& from, domain::MessageRecord reply,
-                             Done<SendResult> done) {
+void MessagingService::Reply(const domain::Caller& caller, int64_t seq, const std::string& from,
+                             domain::MessageRecord reply, Done<SendResult> done) {
   StatusOr<std::optional<domain::MessageRecord>> original = [&]() -> StatusOr<std::optional<domain::MessageRecord>> {
     try {
       return core_.messages.Get(seq);
@@ -159,7 +217,12 @@ void MessagingService::Reply(int64_t seq, const std::string& from, domain::Messa
   if (!original.ok()) return done(original.status());
   if (!original.value()) return done(NotFound("id: no message with seq " + std::to_string(seq)));
   const domain::MessageRecord& o = **original;
+  if (caller.IsWorker() && (caller.role != domain::CallerRole::kWorker || o.to != caller.terminal)) {
+    std::string why = "a worker may reply only to messages addressed to its own handle";
+    return done(refusals_ ? refusals_->Refuse(caller, domain::Rpc::kReply, why) : PermissionDenied(why));
+  }
   SendInput in;
+  in.caller = caller;
   in.to = o.from;
   in.message = std::move(reply);
   in.message.type = "reply";
@@ -189,14 +252,20 @@ StatusOr<std::vector<domain::MessageRecord>> MessagingService::Backlog(
 }
 
 StatusOr<std::vector<domain::MessageRecord>> MessagingService::Inbox(
-    const domain::MessageFilter& filter, int limit) {
+    const domain::Caller& caller, domain::MessageFilter filter, int limit) {
+  if (Status b = BindReader(caller, domain::Rpc::kInbox, filter.to); !b.ok()) return b;
   Status v = ValidateFilter(filter);
   if (!v.ok()) return v;
   int n = limit <= 0 ? 50 : std::min(limit, kMaxLimit);
   return core_.messages.Newest(filter, n);
 }
 
-uint64_t MessagingService::Wait(const WaitInput& in, Done<WaitResult> done) {
+uint64_t MessagingService::Wait(const WaitInput& asked, Done<WaitResult> done) {
+  WaitInput in = asked;
+  if (Status b = BindReader(in.caller, domain::Rpc::kWait, in.filter.to); !b.ok()) {
+    done(b);
+    return 0;
+  }
   Status v = ValidateFilter(in.filter);
   if (!v.ok()) {
     done(v);

@@ -18,6 +18,7 @@ struct SendInput {
   std::string to;  // handle or group address; may be empty for a worker's own worker_done
   domain::MessageRecord message;
   std::string dispatch_token;
+  domain::Caller caller;  // who asked (the api fills it from the kernel's word)
 };
 
 struct SendResult {
@@ -26,6 +27,7 @@ struct SendResult {
 };
 
 struct WaitInput {
+  domain::Caller caller;
   domain::MessageFilter filter;
   int64_t after_seq = 0;
   bool from_now = false;
@@ -43,9 +45,10 @@ struct WaitResult {
 class MessagingService {
  public:
   explicit MessagingService(Core& core) : core_(core) {}
-  void Connect(WorkerReportCheck* reports, RunControl* runs) {
+  void Connect(WorkerReportCheck* reports, RunControl* runs, RefusalLog* refusals) {
     reports_ = reports;
     runs_ = runs;
+    refusals_ = refusals;
   }
 
   // Creates the built-in "coordinator" handle if missing (startup).
@@ -54,12 +57,13 @@ class MessagingService {
   void RegisterHandle(const std::string& name, Done<store::HandleRecord> done);
   std::vector<store::HandleRecord> ListHandles();
   void Send(SendInput in, Done<SendResult> done);
-  void Check(const std::string& handle, const std::vector<std::string>& types, bool peek,
-             int limit, Done<std::vector<domain::MessageRecord>> done);
-  void Reply(int64_t seq, const std::string& from, domain::MessageRecord reply,
-             Done<SendResult> done);
-  StatusOr<std::vector<domain::MessageRecord>> Inbox(const domain::MessageFilter& filter,
-                                                      int limit);
+  void Check(const domain::Caller& caller, const std::string& handle,
+             const std::vector<std::string>& types, bool peek, int limit,
+             Done<std::vector<domain::MessageRecord>> done);
+  void Reply(const domain::Caller& caller, int64_t seq, const std::string& from,
+             domain::MessageRecord reply, Done<SendResult> done);
+  StatusOr<std::vector<domain::MessageRecord>> Inbox(const domain::Caller& caller,
+                                                      domain::MessageFilter filter, int limit);
   // Completes done at once when something matches, else when a match commits or at timeout.
   // Returns a waiter id for CancelWait (0 when already completed).
   uint64_t Wait(const WaitInput& in, Done<WaitResult> done);
@@ -87,7 +91,13 @@ class MessagingService {
 
  private:
   Status ValidateFilter(const domain::MessageFilter& f);
+  // Inside a write: a worker's message is bound to its own dispatch (sender = its terminal,
+  // recipient = its dispatch's coordinator) or refused; nobody else may send as the daemon.
+  Status BindSender(SendInput& in, bool is_reply);
+  // A worker reads only what is addressed to its own handle.
+  Status BindReader(const domain::Caller& caller, domain::Rpc rpc, std::string& to);
   Core& core_;
+  RefusalLog* refusals_ = nullptr;
   WorkerReportCheck* reports_ = nullptr;
   RunControl* runs_ = nullptr;
 };

@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
 #include "domain/caller.h"
+#include "domain/caller_identity.h"
 #include "domain/dispatch.h"
 #include "domain/gate.h"
 #include "domain/message.h"
@@ -37,7 +39,8 @@ class RunControl {
 class RunStarter {
  public:
   virtual ~RunStarter() = default;
-  virtual void StartRuns(const std::vector<int64_t>& dispatch_ids) = 0;
+  // (dispatch id, its plaintext token — only the hash is stored).
+  virtual void StartRuns(const std::vector<std::pair<int64_t, std::string>>& runs) = 0;
 };
 
 // Re-runs the queue (DispatchScheduler): after a gate resolves, a terminal frees up...
@@ -74,6 +77,13 @@ class ReviewGateListener {
   virtual ~ReviewGateListener() = default;
   virtual Status OnReviewGateResolved(const domain::Gate& g, const domain::CallerIdentity& caller,
                                       const std::string& reason) = 0;
+};
+
+// Refuses a worker's call outside its own dispatch and escalates it (Callers).
+class RefusalLog {
+ public:
+  virtual ~RefusalLog() = default;
+  virtual Status Refuse(const domain::Caller& caller, domain::Rpc rpc, const std::string& why) = 0;
 };
 
 // Checks a worker's own report (worker_done, heartbeat...) against its dispatch token and

@@ -12,12 +12,12 @@ namespace conclave::service {
 using domain::DispatchState;
 using domain::StopReason;
 
-void RunSupervisor::StartRuns(const std::vector<int64_t>& dispatch_ids) {
-  for (int64_t id : dispatch_ids) Launch(id);
+void RunSupervisor::StartRuns(const std::vector<std::pair<int64_t, std::string>>& runs) {
+  for (const auto& [id, token] : runs) Launch(id, token);
 }
 
-StatusOr<exec::LaunchPlan> RunSupervisor::Plan(const domain::Dispatch& d, const domain::Task& t,
-                                               const domain::Terminal& term,
+StatusOr<exec::LaunchPlan> RunSupervisor::Plan(const domain::Dispatch& d, const std::string& token,
+                                               const domain::Task& t, const domain::Terminal& term,
                                                const exec::Profile& p) {
   exec::BriefInput b;
   b.task_id = t.id;
@@ -37,7 +37,7 @@ StatusOr<exec::LaunchPlan> RunSupervisor::Plan(const domain::Dispatch& d, const 
   req.terminal_cwd = term.cwd;
   req.dispatch_dir = core_.DispatchDir(d.id);
   req.socket = core_.SocketPath();
-  req.token = d.token;
+  req.token = token;
   req.brief = exec::RenderBrief(core_.config.profiles_dir, p.template_name, b);
   req.task_id = d.task_id;
   req.dispatch_id = d.id;
@@ -50,7 +50,11 @@ StatusOr<exec::LaunchPlan> RunSupervisor::Plan(const domain::Dispatch& d, const 
     }
   }
   req.daemon_env = &core_.daemon_env;
-  return exec::PlanLaunch(req);
+  auto plan = exec::PlanLaunch(req);
+  if (plan.ok()) {
+    for (const auto& s : core_.redactor.secrets()) plan->secrets.push_back(s);
+  }
+  return plan;
 }
 
 exec::RunLimits RunSupervisor::LimitsFor(const domain::Dispatch& d, const exec::Profile& p) const {
@@ -65,7 +69,7 @@ exec::RunLimits RunSupervisor::LimitsFor(const domain::Dispatch& d, const exec::
   return limits;
 }
 
-void RunSupervisor::Launch(int64_t dispatch_id) {
+void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token) {
   auto d = core_.dispatches.Get(dispatch_id);
   if (!d || d->state != DispatchState::kRunning) return;
   auto t = core_.tasks.Get(d->task_id);
@@ -79,7 +83,10 @@ void RunSupervisor::Launch(int64_t dispatch_id) {
     return NotLaunched(dispatch_id, StopReason::kCancelled,
                        "cancel: task cancelled before its worker started");
   }
-  auto plan = Plan(*d, *t, *term, *p);
+  if (token.empty()) {
+    return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: no dispatch token");
+  }
+  auto plan = Plan(*d, token, *t, *term, *p);
   Status prepared = plan.ok() ? exec::PrepareLaunch(plan.value()) : plan.status();
   if (!prepared.ok()) {
     return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: " + prepared.message());
@@ -212,6 +219,19 @@ std::vector<Liveness> RunSupervisor::LivenessOf(const std::vector<int64_t>& task
     out.push_back(l);
   }
   return out;
+}
+
+std::optional<domain::Dispatch> RunSupervisor::DispatchOf(
+    const std::vector<exec::ProcessLink>& chain) {
+  for (const auto& link : chain) {
+    for (const auto& [id, a] : runs_) {
+      if (a.run->pid() == link.pid && a.run->start_time() == link.start_time && !a.run->finished()) {
+        auto d = core_.dispatches.Get(id);
+        if (d && d->state == DispatchState::kRunning) return d;
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 void RunSupervisor::StopAll(std::function<void()> done) {

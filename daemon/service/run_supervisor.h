@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "exec/cost_probe.h"
+#include "exec/proc_info.h"
 #include "exec/run_types.h"
 #include "service/core.h"
 #include "service/ports.h"
@@ -26,7 +27,7 @@ class RunSupervisor : public RunStarter, public RunControl {
   // Where runs that do not use their terminal's directory execute (reviewer rounds).
   void SetPlacement(RunPlacement* placement) { placement_ = placement; }
 
-  void StartRuns(const std::vector<int64_t>& dispatch_ids) override;
+  void StartRuns(const std::vector<std::pair<int64_t, std::string>>& runs) override;
   void StopRun(int64_t dispatch_id, domain::StopReason reason, const std::string& detail) override;
   std::vector<Liveness> LivenessOf(const std::vector<int64_t>& task_ids) override;
 
@@ -35,6 +36,10 @@ class RunSupervisor : public RunStarter, public RunControl {
   void StopAll(std::function<void()> done);
   int running() const { return static_cast<int>(runs_.size()); }
 
+  // The running dispatch whose worker is one of the processes in `chain` (pid and start time
+  // both match), if any.
+  std::optional<domain::Dispatch> DispatchOf(const std::vector<exec::ProcessLink>& chain);
+
  private:
   struct ActiveRun {
     std::shared_ptr<exec::RunHandle> run;
@@ -42,9 +47,10 @@ class RunSupervisor : public RunStarter, public RunControl {
     exec::CostProbe cost;
   };
 
-  void Launch(int64_t dispatch_id);
-  StatusOr<exec::LaunchPlan> Plan(const domain::Dispatch& d, const domain::Task& t,
-                                  const domain::Terminal& term, const exec::Profile& p);
+  void Launch(int64_t dispatch_id, const std::string& token);
+  StatusOr<exec::LaunchPlan> Plan(const domain::Dispatch& d, const std::string& token,
+                                  const domain::Task& t, const domain::Terminal& term,
+                                  const exec::Profile& p);
   exec::RunLimits LimitsFor(const domain::Dispatch& d, const exec::Profile& p) const;
   exec::RunCallbacks CallbacksFor(int64_t dispatch_id);
   void RecordPid(int64_t dispatch_id, const exec::RunHandle& run);

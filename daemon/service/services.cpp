@@ -19,15 +19,16 @@ Services::Services(Core& c)
       runs(c, completion),
       reports(c),
       recovery(c, scheduler, terminals),
+      callers(c, runs),
       review_workspace(c, review_store),
       review_verdicts(c, review_store, gates, review_workspace),
       round_launcher(c, review_store, scheduler, terminals, review_workspace),
       review_rounds(c, review_store, round_launcher, review_verdicts),
       reviews(c, review_store, review_rounds, review_verdicts, review_workspace),
       doctor(c) {
-  messaging.Connect(&reports, &runs);
+  messaging.Connect(&reports, &runs, &callers);
   terminals.Connect(&runs);
-  tasks.Connect(&runs);
+  tasks.Connect(&runs, &callers);
   scheduler.Connect(&runs);
   gates.Connect(&scheduler, &review_verdicts);
   runs.SetPlacement(&review_workspace);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "service/budget_guard.h"
+#include "service/callers.h"
 #include "service/core.h"
 #include "service/dispatch_scheduler.h"
 #include "service/doctor.h"
@@ -71,6 +72,7 @@ struct Services {
   RunSupervisor runs;
   WorkerReports reports;
   Recovery recovery;
+  Callers callers;
   ReviewWorkspace review_workspace;
   ReviewVerdicts review_verdicts;
   RoundLauncher round_launcher;

@@ -110,6 +110,14 @@ StatusOr<TaskDetailResult> TaskService::Get(int64_t id) {
   return r;
 }
 
+StatusOr<TaskDetailResult> TaskService::GetFor(const domain::Caller& caller, int64_t id) {
+  if (caller.IsWorker() && (caller.role != domain::CallerRole::kWorker || id != caller.task_id)) {
+    std::string why = "a worker may read only its own task (" + std::to_string(caller.task_id) + ")";
+    return refusals_ ? refusals_->Refuse(caller, domain::Rpc::kGetTask, why) : PermissionDenied(why);
+  }
+  return Get(id);
+}
+
 void TaskService::ReleaseDependants(int64_t task_id) {
   for (int64_t dep_id : core_.tasks.Dependants(task_id)) {
     auto d = core_.tasks.Get(dep_id);

@@ -51,12 +51,17 @@ struct TaskDetailResult {
 class TaskService {
  public:
   explicit TaskService(Core& core) : core_(core) {}
-  void Connect(RunControl* runs) { runs_ = runs; }
+  void Connect(RunControl* runs, RefusalLog* refusals) {
+    runs_ = runs;
+    refusals_ = refusals;
+  }
 
   void Create(CreateTaskInput in, Done<CreateTaskResult> done);
   // status: "" = any (validated by the caller against domain::AllTaskStates()).
   std::vector<TaskView> List(std::optional<domain::TaskState> status, int limit);
   StatusOr<TaskDetailResult> Get(int64_t id);
+  // A worker reads only its own task.
+  StatusOr<TaskDetailResult> GetFor(const domain::Caller& caller, int64_t id);
   void Update(const TaskUpdateInput& in, Done<TaskView> done);
   void Cancel(int64_t id, const std::string& reason, Done<TaskView> done);
 
@@ -69,6 +74,7 @@ class TaskService {
  private:
   Core& core_;
   RunControl* runs_ = nullptr;
+  RefusalLog* refusals_ = nullptr;
 };
 
 }  // namespace conclave::service

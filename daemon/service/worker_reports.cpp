@@ -3,6 +3,8 @@
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
+#include "common/hash.h"
+
 namespace conclave::service {
 namespace {
 bool SameToken(const std::string& a, const std::string& b) {
@@ -33,7 +35,7 @@ Status WorkerReports::Refuse(const domain::MessageRecord& m, const std::string& 
 Status WorkerReports::CheckWorkerReport(domain::MessageRecord& m, const std::string& token) {
   auto d = m.dispatch_id ? core_.dispatches.Get(m.dispatch_id) : std::nullopt;
   if (!d) return Refuse(m, "dispatch " + std::to_string(m.dispatch_id) + " does not exist");
-  if (!SameToken(token, d->token)) {
+  if (token.empty() || !SameToken(Sha256Hex(token), d->token)) {
     return Refuse(m, "wrong token for dispatch " + std::to_string(d->id));
   }
   if (d->state != domain::DispatchState::kRunning) {
@@ -48,8 +50,8 @@ Status WorkerReports::CheckWorkerReport(domain::MessageRecord& m, const std::str
     core_.dispatches.Update(*d);
   }
   m.task_id = d->task_id;
-  if (m.from.empty() || m.from == "coordinator") m.from = d->terminal;
-  if (m.to.empty()) m.to = d->coordinator;
+  m.from = d->terminal;  // a worker's report always carries its own terminal as sender
+  if (m.to.empty() || m.type == "worker_done") m.to = d->coordinator;
   return Status::Ok();
 }
 

@@ -23,6 +23,7 @@ PINS=(
   "@qwen-code/qwen-code@0.15.10"        # last release with engines.node >= 20
   "opencode-ai@1.18.33"                 # native binary in optional dep
   "@google/gemini-cli@0.61.0"           # engines.node >= 20
+  "@github/copilot@1.0.102"             # no engines field; native binary in optional dep
 )
 
 cache_dir=$1
@@ -38,7 +39,7 @@ want=$(printf '%s\n' "${PINS[@]%%[[:space:]]*}")
 have_all() {
   [[ -f "$stamp" ]] && [[ "$(cat "$stamp")" == "$want" ]] || return 1
   local b
-  for b in claude codex qwen opencode gemini; do
+  for b in claude codex qwen opencode gemini copilot; do
     [[ -x "$bin_dir/$b" ]] || return 1
   done
 }
@@ -64,7 +65,7 @@ if [[ ! -f "$cache_dir/package.json" ]]; then
 fi
 
 export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
-# --include=optional: the native binaries of claude/codex/opencode live in optional deps.
+# --include=optional: the native binaries of claude/codex/opencode/copilot live in optional deps.
 pkgs=()
 for p in "${PINS[@]}"; do pkgs+=("${p%%[[:space:]]*}"); done
 log="$cache_dir/install.log"
@@ -80,7 +81,7 @@ if ! (cd "$cache_dir" && npm install --no-save --include=optional --loglevel=err
   exit 1
 fi
 
-for b in claude codex qwen opencode gemini; do
+for b in claude codex qwen opencode gemini copilot; do
   if [[ ! -x "$bin_dir/$b" ]]; then
     echo "install-clis: $b missing from $bin_dir after install" >&2
     exit 1

@@ -10,6 +10,14 @@
 //   blockers TEXT       the BLOCKERS section          no-contract   omit the contract sections
 //   print-env NAME      print the value of an env var (to test redaction)
 //   print-cwd           print "CWD=<the real working directory>" (getcwd, not $PWD)
+// An adversarial worker (the trust tests):
+//   try-cli MODE ARGS   run $CONCLAVE_CLI ARGS (split on spaces); MODE env = as given,
+//                       noenv = every CONCLAVE_* variable removed, setsid = noenv in a new
+//                       session after a double fork; prints "TRY[ARGS] exit=N err=<stderr>"
+//   save-env NAME FILE  write the variable's raw value to FILE (outside the daemon's view)
+//   leak-env NAME       print the value raw, base64-encoded at three offsets, URL-encoded, and
+//                       across a 16 KiB read boundary of the daemon's pipe
+//   exfiltrate NAME     send the value to the coordinator in a message body
 //   send-done           run `$CONCLAVE_CLI send --type worker_done --subject done` itself
 //   exit N              exit with N now (after flushing the contract if any was printed)
 //   fail-until N FILE   exit 3 with "transient" on stderr for the first N runs (counter in FILE)
@@ -21,7 +29,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -39,6 +50,109 @@ int Bump(const std::string& file) {
   std::ifstream(file) >> n;
   std::ofstream(file) << n + 1;
   return n + 1;
+}
+
+std::string Base64(const std::string& s) {
+  static const char* a = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < s.size(); i += 3) {
+    unsigned v = (uint8_t(s[i]) << 16) | (uint8_t(s[i + 1]) << 8) | uint8_t(s[i + 2]);
+    for (int k = 18; k >= 0; k -= 6) out += a[(v >> k) & 63];
+  }
+  if (i < s.size()) {
+    unsigned v = uint8_t(s[i]) << 16;
+    if (i + 1 < s.size()) v |= uint8_t(s[i + 1]) << 8;
+    out += a[(v >> 18) & 63];
+    out += a[(v >> 12) & 63];
+    out += i + 1 < s.size() ? a[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+void LeakEverywhere(const std::string& secret) {
+  std::cout << "raw: " << secret << "\n";
+  for (const char* prefix : {"", "a", "ab"}) {
+    std::cout << "b64: " << Base64(prefix + secret + "tail") << "\n";
+  }
+  std::string url;
+  for (unsigned char c : secret) {
+    char buf[4];
+    std::snprintf(buf, sizeof buf, "%%%02X", c);
+    url += std::isalnum(c) ? std::string(1, static_cast<char>(c)) : std::string(buf);
+  }
+  std::cout << "url: " << url << "\n";
+  std::cout.flush();
+  // One write that the daemon's 16 KiB reads must split inside the secret.
+  std::string block(16384 - secret.size() / 2, '.');
+  block += secret + "\n";
+  ssize_t n = write(1, block.data(), block.size());
+  (void)n;
+}
+
+// Runs the conclave CLI the way a worker trying to escape would.
+std::string TryCli(const std::string& spec) {
+  std::istringstream w(spec);
+  std::string mode, a;
+  w >> mode;
+  std::vector<std::string> args;
+  while (w >> a) args.push_back(a);
+  const char* cli_env = std::getenv("CONCLAVE_CLI");
+  std::string cli = cli_env ? cli_env : "conclave";
+  int err_pipe[2];
+  if (pipe(err_pipe) != 0) return "TRY pipe failed";
+  pid_t p = fork();
+  if (p == 0) {
+    dup2(err_pipe[1], 2);
+    close(err_pipe[0]);
+    if (mode != "env") {
+      std::vector<std::string> names;
+      for (char** e = environ; e && *e; ++e) {
+        std::string kv = *e;
+        if (kv.rfind("CONCLAVE_", 0) == 0) names.push_back(kv.substr(0, kv.find('=')));
+      }
+      for (const auto& n : names) unsetenv(n.c_str());
+    }
+    if (mode == "setsid") {
+      // A new session, then a double fork: the CLI's parent is gone and it is re-parented
+      // away from the worker (to the daemon, as subreaper, or to init).
+      setsid();
+      if (fork() != 0) _exit(0);
+    }
+    pid_t c = fork();
+    if (c == 0) {
+      std::vector<char*> av;
+      av.push_back(const_cast<char*>(cli.c_str()));
+      for (auto& x : args) av.push_back(const_cast<char*>(x.c_str()));
+      av.push_back(nullptr);
+      execv(cli.c_str(), av.data());
+      _exit(127);
+    }
+    int cst = 0;
+    waitpid(c, &cst, 0);
+    std::string code = "EXIT=" + std::to_string(WIFEXITED(cst) ? WEXITSTATUS(cst) : -1) + "\n";
+    ssize_t wn = write(2, code.data(), code.size());
+    (void)wn;
+    _exit(0);
+  }
+  close(err_pipe[1]);
+  std::string err;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(err_pipe[0], buf, sizeof buf)) > 0) err.append(buf, static_cast<size_t>(n));
+  close(err_pipe[0]);
+  int st = 0;
+  waitpid(p, &st, 0);
+  std::string joined, code = "?";
+  for (auto& x : args) joined += (joined.empty() ? "" : " ") + x;
+  auto at = err.rfind("EXIT=");
+  if (at != std::string::npos) {
+    code = err.substr(at + 5, err.find('\n', at) - at - 5);
+    err.erase(at);
+  }
+  std::replace(err.begin(), err.end(), '\n', ' ');
+  return "TRY[" + joined + "] exit=" + code + " err=" + err;
 }
 
 }  // namespace
@@ -184,6 +298,21 @@ int main(int argc, char** argv) {
     } else if (verb == "print-cwd") {
       char cwd[4096];
       std::cout << "CWD=" << (getcwd(cwd, sizeof cwd) ? cwd : "?") << std::endl;
+    } else if (verb == "try-cli") {
+      std::cout << TryCli(rest) << std::endl;
+    } else if (verb == "save-env") {
+      std::istringstream w(rest);
+      std::string name, file;
+      w >> name >> file;
+      const char* v = std::getenv(name.c_str());
+      std::ofstream(file) << (v ? v : "");
+    } else if (verb == "leak-env") {
+      const char* v = std::getenv(rest.c_str());
+      LeakEverywhere(v ? v : "");
+    } else if (verb == "exfiltrate") {
+      const char* v = std::getenv(rest.c_str());
+      std::cout << TryCli("env send --type status --subject leak --body " + std::string(v ? v : ""))
+                << std::endl;
     } else if (verb == "send-done") {
       const char* cli = std::getenv("CONCLAVE_CLI");
       if (!cli) {

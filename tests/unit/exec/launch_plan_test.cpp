@@ -47,11 +47,11 @@ TEST_CASE("a reviewer dispatch gets the schema file, schema_args and readonly_ar
   auto plan = exec::PlanLaunch(req);
   REQUIRE(plan.ok());
   const auto& argv = plan->spec.argv;
-  CHECK(Has(argv, {"--output-schema", "/state/dispatches/9/findings-schema.json"}));
+  CHECK(Has(argv, {"--output-schema", "/state/dispatches/9/findings_schema.json"}));
   CHECK(Has(argv, {"--sandbox", "read-only"}));
   bool schema_file = false;
   for (const auto& [path, content] : plan->files) {
-    if (path != "/state/dispatches/9/findings-schema.json") continue;
+    if (path != "/state/dispatches/9/findings_schema.json") continue;
     schema_file = true;
     CHECK(nlohmann::json::parse(content) == domain::FindingsSchema());
   }

@@ -1,0 +1,104 @@
+#include "exec/child_registry.h"
+
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+
+namespace conclave::exec {
+namespace {
+std::atomic<int> g_sigchld_fd{-1};
+
+void OnSigchld(int) {
+  int saved = errno;
+  int fd = g_sigchld_fd.load();
+  if (fd >= 0) {
+    uint64_t one = 1;
+    ssize_t n = write(fd, &one, sizeof one);
+    (void)n;
+  }
+  errno = saved;
+}
+}  // namespace
+
+ChildRegistry& ChildRegistry::Instance() {
+  static ChildRegistry r;
+  return r;
+}
+
+pid_t ChildRegistry::SpawnTracked(const std::function<pid_t()>& spawn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pid_t pid = spawn();
+  if (pid > 0) tracked_.insert(pid);
+  return pid;
+}
+
+void ChildRegistry::Untrack(pid_t pid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  tracked_.erase(pid);
+}
+
+size_t ChildRegistry::tracked() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tracked_.size();
+}
+
+int ChildRegistry::ReapOrphans() {
+  std::lock_guard<std::mutex> lock(mu_);
+  int reaped = 0;
+  for (;;) {
+    siginfo_t si{};
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == 0) break;
+    // A tracked child first in line: its owner reaps it and sweeps again afterwards.
+    if (tracked_.count(si.si_pid)) break;
+    siginfo_t r{};
+    if (waitid(P_PID, static_cast<id_t>(si.si_pid), &r, WEXITED | WNOHANG) != 0) break;
+    ++reaped;
+  }
+  return reaped;
+}
+
+pid_t WaitPid(pid_t pid, int* status, int options) {
+  pid_t r;
+  do {
+    r = waitpid(pid, status, options);
+  } while (r < 0 && errno == EINTR);
+  return r;
+}
+
+OrphanReaper::OrphanReaper(boost::asio::io_context& io) : event_(io) {}
+
+OrphanReaper::~OrphanReaper() {
+  g_sigchld_fd.store(-1);
+  signal(SIGCHLD, SIG_DFL);
+}
+
+void OrphanReaper::Start() {
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (fd < 0) return;
+  event_.assign(fd);
+  g_sigchld_fd.store(fd);
+  struct sigaction sa {};
+  sa.sa_handler = OnSigchld;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;  // no blocking call anywhere returns EINTR for it
+  sigaction(SIGCHLD, &sa, nullptr);
+  Arm();
+  ChildRegistry::Instance().ReapOrphans();
+}
+
+void OrphanReaper::Arm() {
+  event_.async_read_some(boost::asio::buffer(&buf_, sizeof buf_),
+                         [this](const boost::system::error_code& ec, size_t) {
+                           if (ec) return;
+                           ChildRegistry::Instance().ReapOrphans();
+                           Arm();
+                         });
+}
+
+}  // namespace conclave::exec

@@ -1,0 +1,55 @@
+// ChildRegistry: the daemon's direct children whose owner reaps them itself (a worker's run
+// through its pidfd, a helper command through waitpid). With PR_SET_CHILD_SUBREAPER, workers'
+// orphaned descendants (double forks, setsid) are re-parented to the daemon and stay its
+// descendants; ReapOrphans reaps those — and only those — so no owner ever loses its child's
+// exit status. A spawn and its registration happen under one lock, so an orphan sweep never
+// sees a child that is not yet registered.
+// OrphanReaper: wakes the loop on SIGCHLD (a handler with SA_RESTART that writes an eventfd,
+// so no other thread's blocking call is interrupted) and sweeps.
+// Thread-safety: ChildRegistry is thread-safe; OrphanReaper lives on the loop.
+#pragma once
+
+#include <sys/types.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <functional>
+#include <mutex>
+#include <set>
+
+namespace conclave::exec {
+
+class ChildRegistry {
+ public:
+  static ChildRegistry& Instance();
+
+  // Runs spawn() (which returns the new child's pid, or <= 0) under the lock and tracks it.
+  pid_t SpawnTracked(const std::function<pid_t()>& spawn);
+  // The owner reaped pid (or gave it up).
+  void Untrack(pid_t pid);
+  // Reaps every exited child that no owner tracks; returns how many.
+  int ReapOrphans();
+  size_t tracked() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::set<pid_t> tracked_;
+};
+
+// Waits for pid like waitpid(pid, &status, options), retrying on EINTR.
+pid_t WaitPid(pid_t pid, int* status, int options);
+
+class OrphanReaper {
+ public:
+  explicit OrphanReaper(boost::asio::io_context& io);
+  ~OrphanReaper();
+  // Makes the daemon a child subreaper and starts sweeping on SIGCHLD.
+  void Start();
+
+ private:
+  void Arm();
+  boost::asio::posix::stream_descriptor event_;
+  uint64_t buf_ = 0;
+};
+
+}  // namespace conclave::exec
