@@ -233,7 +233,7 @@ void AddTaskCommands(CLI::App& app, Options& opts, int* rc) {
   gate->require_subcommand(1);
   struct GateArgs {
     int64_t task = 0, id = 0;
-    std::string question, options, decision;
+    std::string question, options, decision, reason;
     bool open = false;
   };
   auto ga = std::make_shared<GateArgs>();
@@ -252,14 +252,28 @@ void AddTaskCommands(CLI::App& app, Options& opts, int* rc) {
     if (c.json()) return PrintJson(g);
     std::cout << "gate " << g.id() << " open on task " << g.task_id() << "\n";
   });
-  auto* gr = gate->add_subcommand("resolve", "answer a gate and unblock its task");
+  auto* gr = gate->add_subcommand(
+      "resolve", "answer a gate and unblock its task (a review's gate records a sign-off: a "
+                 "human's only when run from a terminal)");
   gr->add_option("id", ga->id)->required();
   gr->add_option("--decision", ga->decision)->required();
+  gr->add_option("--reason", ga->reason, "why (recorded with a review's sign-off)");
   gr->callback([&opts, rc, ga] {
     Client c(opts);
     v1::ResolveGateRequest req;
     req.set_id(ga->id);
     req.set_decision(ga->decision);
+    req.set_reason(ga->reason);
+    // Who is deciding, as this process knows itself (the daemon records it with a sign-off).
+    req.set_caller_uid(static_cast<int64_t>(getuid()));
+    req.set_caller_pid(static_cast<int64_t>(getpid()));
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) req.set_caller_exe(std::string(exe, static_cast<size_t>(n)));
+    if (isatty(0)) {
+      const char* tty = ttyname(0);
+      req.set_caller_tty(tty ? tty : "?");
+    }
     v1::Gate g;
     if (!Call(c, &S::ResolveGate, req, &g, rc)) return;
     if (c.json()) return PrintJson(g);
@@ -277,7 +291,10 @@ void AddTaskCommands(CLI::App& app, Options& opts, int* rc) {
     if (!Call(c, &S::ListGates, req, &r, rc)) return;
     if (c.json()) return PrintJson(r);
     for (const auto& g : r.gates()) {
-      std::cout << g.id() << "\t" << g.status() << "\ttask " << g.task_id() << "\t" << g.question()
+      std::cout << g.id() << "\t" << g.status() << "\t"
+                << (g.review_id() ? "review " + std::to_string(g.review_id())
+                                  : "task " + std::to_string(g.task_id()))
+                << "\t" << g.question()
                 << (g.decision().empty() ? "" : "\t→ " + g.decision()) << "\n";
     }
   });

@@ -30,6 +30,10 @@ Unary* ConclaveService::StartReview(CTX* ctx, const v1::StartReviewRequest* req,
     in.session = req->session();
     in.idem_key = req->idempotency_key();
     in.coordinator = req->coordinator();
+    if (req->has_max_fix_rounds()) in.max_fix_rounds = req->max_fix_rounds();
+    in.repo = req->repo();
+    in.commit = req->commit();
+    in.measure = req->measure();
     svc_.reviews.Start(std::move(in), IntoReview(r, resp));
   });
 }
@@ -63,7 +67,11 @@ Unary* ConclaveService::WaitReview(CTX* ctx, const v1::WaitReviewRequest* req, v
 
 Unary* ConclaveService::Regate(CTX* ctx, const v1::RegateRequest* req, v1::Review* resp) {
   return OnLoop(ctx, domain::Rpc::kRegate, [this, req, resp](Unary* r, const domain::Caller& caller) {
-    svc_.reviews.Regate(req->id(), req->artifact(), IntoReview(r, resp));
+    service::RegateInput in;
+    in.artifact = req->artifact();
+    in.retry_absent = req->retry_absent();
+    if (req->has_max_fix_rounds()) in.max_fix_rounds = req->max_fix_rounds();
+    svc_.reviews.Regate(req->id(), std::move(in), IntoReview(r, resp));
   });
 }
 
@@ -120,6 +128,7 @@ Unary* ConclaveService::Doctor(CTX* ctx, const v1::DoctorRequest*, v1::DoctorRep
         for (const auto& x : c.problems) out->add_problems(x);
         for (const auto& x : c.fixes) out->add_fixes(x);
         for (const auto& x : c.advice) out->add_advice(x);
+        for (const auto& x : c.warnings) out->add_warnings(x);
       }
       r->Finish(grpc::Status::OK);
     });

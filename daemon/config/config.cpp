@@ -103,7 +103,10 @@ Status ApplyText(std::string_view text, const std::string& file, Config& c) {
                      Read(r, "default_profile", c.review.default_profile, file),
                      Read(r, "default_primary", c.review.default_primary, file),
                      Read(r, "default_challengers", c.review.default_challengers, file),
-                     Read(r, "round_timeout_s", c.review.round_timeout_s, file)}) {
+                     Read(r, "round_timeout_s", c.review.round_timeout_s, file),
+                     Read(r, "round_max_attempts", c.review.round_max_attempts, file),
+                     Read(r, "max_fix_rounds", c.review.max_fix_rounds, file),
+                     Read(r, "workdir", c.review.workdir, file)}) {
       if (!s.ok()) return s;
     }
   }
@@ -243,6 +246,22 @@ StatusOr<Config> Finish(Config c, const Flags& flags) {
   }
   if (c.liveness_io_bytes < 0) {
     return InvalidArgument("config: liveness_io_bytes must not be negative");
+  }
+  if (c.review.round_timeout_s < 1) return InvalidArgument("review.round_timeout_s: must be >= 1");
+  if (c.review.round_max_attempts < 1) {
+    return InvalidArgument("review.round_max_attempts: must be >= 1");
+  }
+  if (c.review.max_fix_rounds < 0) return InvalidArgument("review.max_fix_rounds: must be >= 0");
+  if (c.review.workdir.empty()) {
+    // Beside the state directory, never in it: one per daemon, kept across reboots (a running
+    // round resumes), owned by the same user.
+    c.review.workdir = c.state_dir + "-reviews";
+  }
+  c.review.workdir = fs::absolute(c.review.workdir).lexically_normal().string();
+  const std::string state = c.state_dir + "/";
+  if ((c.review.workdir + "/").rfind(state, 0) == 0) {
+    return InvalidArgument("review.workdir: " + c.review.workdir +
+                           " is inside the state directory; reviewers never run there");
   }
   return c;
 }

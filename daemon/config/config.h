@@ -30,7 +30,12 @@ struct ReviewConfig {
   std::string default_profile;             // ordinary mode
   std::string default_primary;             // debate primary
   std::vector<std::string> default_challengers;
-  int round_timeout_s = 900;
+  int round_timeout_s = 900;  // a round's deadline is the lower of this and the profile's timeout_s
+  int round_max_attempts = 2;  // tries of a round's dispatch (1 = no operational retry)
+  int max_fix_rounds = 2;      // re-gates with a new artifact before a re-gate escalates
+  // Where reviewer rounds run (a directory per round, outside the state directory);
+  // "" = <state_dir>-reviews (beside the state directory, never inside it).
+  std::string workdir;
 };
 
 struct FlowConfig {

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <set>
 
+#include "domain/findings_schema.h"
+
 extern char** environ;
 
 namespace conclave::exec {
@@ -110,10 +112,17 @@ Status BuildArgv(const LaunchRequest& req, const TemplateContext& ctx, LaunchPla
     }
   }
   if (req.reviewer) {
-    for (const auto& a : p.review_args) {
-      auto r = ResolveTemplate(a, "review_args", ctx);
-      if (!r.ok()) return FailedPrecondition("profile " + p.name + " review_args: " + r.status().message());
-      plan.spec.argv.push_back(r->value);
+    // The legacy review_args, then the findings schema and the CLI's read-only mode.
+    for (const auto& [field, args] : {std::pair{"review_args", &p.review_args},
+                                      std::pair{"schema_args", &p.schema_args},
+                                      std::pair{"readonly_args", &p.readonly_args}}) {
+      for (const auto& a : *args) {
+        auto r = ResolveTemplate(a, field, ctx);
+        if (!r.ok()) {
+          return FailedPrecondition("profile " + p.name + " " + field + ": " + r.status().message());
+        }
+        plan.spec.argv.push_back(r->value);
+      }
     }
   }
   switch (delivery.value()) {
@@ -188,19 +197,25 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   char budget[32];
   std::snprintf(budget, sizeof budget, "%.4f", req.budget_usd);
   TemplateContext ctx = TemplateContextFor(
-      daemon_env, {{"CWD", req.terminal_cwd}, {"DISPATCH_DIR", dir},
+      daemon_env, {{"CWD", req.workdir.empty() ? req.terminal_cwd : req.workdir},
+                   {"DISPATCH_DIR", dir},
                    {"HOME", Lookup(daemon_env, "HOME", "/tmp")},
                    {"TMPDIR", Lookup(daemon_env, "TMPDIR", "/tmp")},
-                   {"budget_usd", budget}, {"findings_schema", ""},
+                   {"budget_usd", budget},
+                   {"findings_schema", domain::FindingsSchemaText()},
                    {"findings_schema_file", dir + "/findings_schema.json"},
                    {"BRIEF_FILE", dir + "/brief.txt"}});
-  if (p.isolate_home) Isolate(dir, env, ctx, plan);
+  if (p.isolate_home) Isolate(req.private_dir.empty() ? dir : req.private_dir, env, ctx, plan);
   if (Status s = ResolveProfileEnv(p, ctx, env, plan); !s.ok()) return s;
   std::string workdir = req.terminal_cwd;
-  if (p.workdir == "dispatch") {
+  if (!req.workdir.empty()) {
+    workdir = req.workdir;
+  } else if (p.workdir == "dispatch") {
     workdir = dir + "/work";
     plan.dirs.push_back(workdir);
   }
+  // A reviewer's answer schema, for ${findings_schema_file}.
+  if (req.reviewer) plan.files.emplace_back(dir + "/findings_schema.json", ctx.vars["findings_schema"]);
   env["PWD"] = workdir;  // some CLIs (opencode) trust $PWD over the real working directory
   env["CONCLAVE_SOCKET"] = req.socket;
   env["CONCLAVE_TERMINAL_HANDLE"] = req.terminal;

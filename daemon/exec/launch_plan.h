@@ -1,6 +1,10 @@
 // LaunchPlan: everything needed to start one worker, assembled from the profile and the
 // dispatch — argv, environment, working directory, the brief (stdin or last argument), files
-// to write into the isolated HOME, and the secrets to redact. PlanLaunch only computes (no
+// to write into the isolated HOME, and the secrets to redact. A reviewer dispatch also gets
+// the findings schema (${findings_schema}, and ${findings_schema_file}: findings_schema.json
+// written into the dispatch directory) with the profile's schema_args, then its readonly_args
+// (the CLI's read-only / plan mode), and may run in a directory of its own (workdir) with its
+// isolated HOME outside the state directory (private_dir). PlanLaunch only computes (no
 // I/O); PrepareLaunch creates the directories and writes the files. `conclave doctor` uses
 // the same environment and template rules (DaemonEnvironment, TemplateContextFor), so what it
 // checks is what the daemon will spawn.
@@ -35,6 +39,8 @@ struct LaunchRequest {
   int64_t task_id = 0, dispatch_id = 0;
   double budget_usd = 0;
   bool reviewer = false;
+  std::string workdir;      // the run's working directory when set (a reviewer's round dir)
+  std::string private_dir;  // where the isolated HOME/TMPDIR go when set (else dispatch_dir)
   const std::map<std::string, std::string>* daemon_env = nullptr;
 };
 

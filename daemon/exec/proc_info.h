@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace conclave::exec {
@@ -45,5 +46,11 @@ struct Ancestry {
   bool descends = false;
 };
 Ancestry ReadAncestry(pid_t pid, pid_t ancestor);
+
+// /proc/<pid>/exe ("" when unreadable).
+std::string ReadProcExe(pid_t pid);
+// The terminal device pid's stdin is (/dev/pts/N, /dev/ttyN, /dev/console), "" when its stdin
+// is not a terminal or cannot be read.
+std::string ReadProcStdinTty(pid_t pid);
 
 }  // namespace conclave::exec

@@ -84,6 +84,7 @@ CompletionFacts GatherFacts(const CompletionSnapshot& snap, const exec::RunOutco
   if (p && p->contract.has_value()) f.contract.required = *p->contract;
   if (reviewer) f.contract.required = false;
   f.contract.writer = snap.task.role == "writer";
+  f.contract.reviewer = reviewer;
   if (f.ran_clean) {
     f.contract.contract = domain::ParseWorkerContract(f.parsed.result_text);
     f.result["contract"] = domain::ContractToJson(f.contract.contract);

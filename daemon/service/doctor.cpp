@@ -7,6 +7,8 @@
 #include "exec/child_process.h"
 #include "exec/launch_plan.h"
 #include "exec/profile.h"
+#include "exec/profile_model.h"
+#include "domain/model_family.h"
 
 namespace conclave::service {
 namespace {
@@ -78,6 +80,18 @@ ProfileCheck StaticCheck(const exec::Profile& p, const std::map<std::string, std
     }
   }
   if (!endpoint_seen && p.type == "cli") c.ok.push_back("endpoint: the CLI's own default");
+  if (p.type == "cli") {
+    const std::string model = exec::ResolveModelName(p, env);
+    const domain::FamilyCheck family = domain::EffectiveFamily(p.family, model);
+    if (model.empty()) {
+      c.warnings.push_back("no model name in the profile's argv, env or config files: the "
+                           "declared family '" + p.family + "' is trusted");
+    } else if (!family.warning.empty()) {
+      c.warnings.push_back(family.warning);
+    } else {
+      c.ok.push_back("model " + model + ": family " + family.family);
+    }
+  }
   return c;
 }
 

@@ -4,7 +4,9 @@
 // (exec/launch_plan). Version probes run on the helper pool so the loop never blocks on a slow
 // CLI. It also says whether bubblewrap can run here (probed on the helper pool) — a problem for
 // a profile that asks for "sandbox": "bwrap", advice to turn it on for a CLI profile that does
-// not. Loop thread only.
+// not — and checks the profile's family against the model it resolves to
+// (domain/model_family.h): an unknown model name or a family that does not match is a warning.
+// Loop thread only.
 #pragma once
 
 #include <string>
@@ -19,6 +21,7 @@ struct ProfileCheck {
   std::string profile, family, program, program_path, version;
   std::string type, sandbox;  // the profile's
   std::vector<std::string> ok, problems, fixes, advice;
+  std::vector<std::string> warnings;  // not blocking (e.g. a model name the family table lacks)
   bool ready() const { return problems.empty(); }
 };
 

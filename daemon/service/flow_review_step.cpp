@@ -94,6 +94,7 @@ void FlowService::StepReview(const domain::Flow& f) {
             in.challengers = reviewers;
           }
           in.cap = fl->cap;
+          in.max_fix_rounds = fl->max_fix_rounds;  // the review escalates at the flow's limit
           in.idem_key = "flow:" + std::to_string(id) + ":review";
           in.coordinator = fl->coordinator;
           in.session = "flow-" + std::to_string(id);
@@ -106,12 +107,16 @@ void FlowService::StepReview(const domain::Flow& f) {
                        r->review.artifact == diff.value())) {
           return record(std::move(r));
         }
-        reviews_.Regate(fl->review_id, diff.value(), record);
+        RegateInput again;
+        again.artifact = diff.value();
+        reviews_.Regate(fl->review_id, std::move(again), record);
       });
 }
 
 void FlowService::OnVerdict(const domain::Flow& f, const domain::Review& r) {
-  if (r.verdict == "APPROVED") return Ship(f, "APPROVED by review " + std::to_string(r.id));
+  if (r.verdict == "APPROVED" || r.verdict == "APPROVED_BY_SIGNOFF") {
+    return Ship(f, r.verdict + " by review " + std::to_string(r.id));
+  }
   int64_t id = f.id;
   if (r.verdict == "NEEDS_CHANGES" || r.verdict == "BLOCKED") {
     std::string why = FindingsBrief(r);

@@ -149,6 +149,11 @@ domain::NextStep RunCompletion::Decide(const domain::Dispatch& d, const domain::
   in.fingerprint = d.fingerprint;
   const auto& r = core_.config.retry;
   in.retry = {r.base_ms, r.max_ms, r.max_attempts, 0.2};
+  // A reviewer round's retries are bounded on their own, so a hung or crashed reviewer turns
+  // its review gate-absent within attempts x deadline (issue 12 item 2).
+  if (t.role == "reviewer") {
+    in.retry.max_attempts = std::min(in.retry.max_attempts, core_.config.review.round_max_attempts);
+  }
   in.op_retries = d.op_retries;
   if (facts.parsed.retry_after_s) {
     // A provider's hint is capped (config retry_after_cap_s, default 1 h).

@@ -8,6 +8,7 @@
 
 #include "exec/brief_renderer.h"
 #include "exec/git_head.h"
+#include "domain/review_brief.h"
 #include "exec/launch_plan.h"
 
 namespace conclave::service {
@@ -31,6 +32,8 @@ StatusOr<exec::LaunchPlan> RunSupervisor::Plan(const domain::Dispatch& d, const 
   b.validation = t.validation;
   b.attempt = d.attempt;
   b.require_contract = p.type == "cli" && t.role != "reviewer";
+  // A reviewer's brief is structured parts, never parsed for sections (issue 12 item 1).
+  if (t.role == "reviewer") b.review = domain::ReviewBriefForTask(t.brief);
   exec::LaunchRequest req;
   req.profile = &p;
   req.terminal = d.terminal;
@@ -45,6 +48,12 @@ StatusOr<exec::LaunchPlan> RunSupervisor::Plan(const domain::Dispatch& d, const 
   req.dispatch_id = d.id;
   req.budget_usd = d.budget_usd;
   req.reviewer = t.role == "reviewer";
+  if (placement_) {
+    if (auto place = placement_->PlaceFor(t, d)) {
+      req.workdir = place->workdir;
+      req.private_dir = place->private_dir;
+    }
+  }
   req.daemon_env = &core_.daemon_env;
   auto plan = exec::PlanLaunch(req);
   if (plan.ok()) {

@@ -31,6 +31,8 @@ class RunSupervisor : public RunStarter, public RunControl {
         completion_(completion),
         activity_(core, [this](const ActivityWatch::Report& r) { OnActivity(r); }) {}
   void Connect(TranscriptSink* transcripts) { transcripts_ = transcripts; }
+  // Where runs that do not use their terminal's directory execute (reviewer rounds).
+  void SetPlacement(RunPlacement* placement) { placement_ = placement; }
 
   void StartRuns(const std::vector<std::pair<int64_t, std::string>>& runs) override;
   void StopRun(int64_t dispatch_id, domain::StopReason reason, const std::string& detail) override;
@@ -74,6 +76,7 @@ class RunSupervisor : public RunStarter, public RunControl {
 
   Core& core_;
   RunCompletion& completion_;
+  RunPlacement* placement_ = nullptr;
   std::map<int64_t, ActiveRun> runs_;
   std::function<void()> all_stopped_;
   TranscriptSink* transcripts_ = nullptr;

@@ -22,21 +22,25 @@ Services::Services(Core& c)
       reports(c),
       recovery(c, scheduler, terminals),
       callers(c, runs),
-      review_rounds(c, review_store, scheduler, terminals, gates),
-      reviews(c, review_store, review_rounds),
+      review_workspace(c, review_store),
+      review_verdicts(c, review_store, gates, review_workspace),
+      round_launcher(c, review_store, scheduler, terminals, review_workspace),
+      review_rounds(c, review_store, round_launcher, review_verdicts),
+      reviews(c, review_store, review_rounds, review_verdicts, review_workspace),
       flows(c, flow_store, tasks, scheduler, reviews),
       doctor(c) {
   messaging.Connect(&reports, &runs, &callers);
   terminals.Connect(&runs);
   tasks.Connect(&runs, &callers);
   scheduler.Connect(&runs);
-  gates.Connect(&scheduler);
+  gates.Connect(&scheduler, &review_verdicts);
+  runs.SetPlacement(&review_workspace);
   completion.AddListener(&review_rounds);
   completion.Connect(&transcripts);
   runs.Connect(&transcripts);
-  review_rounds.Connect(&reviews);
   completion.AddListener(&flows);
   reviews.AlsoTell(&flows);
+  review_verdicts.Connect(&reviews);
 }
 
 void Services::Start() {

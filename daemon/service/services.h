@@ -17,8 +17,11 @@
 #include "service/gate_service.h"
 #include "service/messaging_service.h"
 #include "service/recovery.h"
+#include "service/review_round_launcher.h"
 #include "service/review_rounds.h"
 #include "service/review_service.h"
+#include "service/review_verdicts.h"
+#include "service/review_workspace.h"
 #include "service/run_completion.h"
 #include "service/run_supervisor.h"
 #include "service/task_service.h"
@@ -75,6 +78,9 @@ struct Services {
   WorkerReports reports;
   Recovery recovery;
   Callers callers;
+  ReviewWorkspace review_workspace;
+  ReviewVerdicts review_verdicts;
+  RoundLauncher round_launcher;
   ReviewRounds review_rounds;
   ReviewService reviews;
   FlowService flows;

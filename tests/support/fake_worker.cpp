@@ -53,6 +53,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -198,8 +199,19 @@ int main(int argc, char** argv) {
   }
   // Review mode: "FAKE-REVIEW <family> <round|*> <action>" lines in the artifact script the
   // reviewer whose profile sets FAKE_FAMILY. Actions: json <findings array> | hang | garbage |
-  // garbage-once FILE | exit N. A review brief with no matching line answers "no findings".
+  // garbage-once FILE | once FILE <findings array> (those findings on the first run, none
+  // after) | exit N | ls (one INFO finding: title = the entries of the working
+  // directory, detail = its path) | claims-changes (a CHANGES section naming a file). A review
+  // brief with no matching line answers "no findings". With FAKE_STRICT=1 in its environment
+  // the reviewer answers in the findings format only when its brief carries the answer format
+  // ("ANSWER FORMAT (required)"); otherwise it answers in prose, as a real model would.
   if (brief.find("REVIEW-ROUND: ") != std::string::npos) {
+    const char* strict = std::getenv("FAKE_STRICT");
+    if (strict && std::string(strict) == "1" &&
+        brief.find("ANSWER FORMAT (required)") == std::string::npos) {
+      std::cout << "I read the change and it looks reasonable to me.\n";
+      return 0;
+    }
     const char* fam = std::getenv("FAKE_FAMILY");
     std::string family = fam ? fam : "";
     int round = std::atoi(brief.c_str() + brief.find("REVIEW-ROUND: ") + 14);
@@ -215,6 +227,13 @@ int main(int argc, char** argv) {
       std::getline(w, action);
       if (!action.empty() && action[0] == ' ') action.erase(0, 1);
       if (r != "*") break;  // an exact round wins over a wildcard seen earlier
+    }
+    if (action.rfind("once ", 0) == 0) {
+      std::istringstream w(action.substr(5));
+      std::string file, findings;
+      w >> file;
+      std::getline(w, findings);
+      action = Bump(file) == 1 ? "json " + findings : "json []";
     }
     if (action.rfind("json ", 0) == 0) {
       std::cout << "Review notes.\n```json\n{\"findings\": " << action.substr(5) << "}\n```\n";
@@ -232,6 +251,22 @@ int main(int argc, char** argv) {
     } else if (action.rfind("exit ", 0) == 0) {
       std::cerr << "reviewer crashed" << std::endl;
       return std::atoi(action.c_str() + 5);
+    } else if (action == "ls") {
+      std::vector<std::string> names;
+      for (const auto& e : std::filesystem::directory_iterator(".")) {
+        names.push_back(e.path().filename().string());
+      }
+      std::sort(names.begin(), names.end());
+      std::string listing;
+      for (const auto& n : names) listing += (listing.empty() ? "" : " ") + n;
+      char cwd[4096];
+      std::string here = getcwd(cwd, sizeof cwd) ? cwd : "?";
+      std::cout << "```json\n{\"findings\": [{\"id\": \"LS\", \"severity\": \"INFO\", "
+                << "\"category\": \"docs\", \"location\": {\"path\": \"cwd\", \"line\": 0}, "
+                << "\"title\": \"" << listing << "\", \"detail\": \"" << here
+                << "\", \"stance\": \"new\", \"refs\": []}]}\n```\n";
+    } else if (action == "claims-changes") {
+      std::cout << "```json\n{\"findings\": []}\n```\nCHANGES:\n- src/a.cpp: fixed it myself\n";
     }
     return 0;
   }

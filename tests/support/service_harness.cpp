@@ -17,6 +17,7 @@ ServiceHarness::ServiceHarness(std::function<void(config::Config&)> configure) {
   config.profiles_dir = dir + "/profiles";
   config.retry.base_ms = 1000;
   config.retry.max_ms = 60000;
+  config.review.workdir = dir + "/reviews";  // outside the state directory, as LoadConfig makes it
   std::filesystem::create_directories(config.state_dir);
   std::filesystem::create_directories(config.profiles_dir);
   if (configure) configure(config);

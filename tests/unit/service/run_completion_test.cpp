@@ -169,11 +169,11 @@ TEST_CASE("a decision gate holds a finished task's outcome until it is resolved"
   REQUIRE(h.RunUntil([&] { return h.Task(dep).resume_status == TaskState::kCompleted; }));
   CHECK(h.Task(dep).status == TaskState::kBlocked);  // still held
   bool resolved = false;
-  h.services->gates.Resolve(*gate, "yes", [&](StatusOr<domain::Gate> g) { resolved = g.ok(); });
+  h.services->gates.Resolve(*gate, "yes", {}, "", [&](StatusOr<domain::Gate> g) { resolved = g.ok(); });
   REQUIRE(h.RunUntil([&] { return resolved; }));
   CHECK(h.Task(dep).status == TaskState::kCompleted);
   bool wrong = false;
-  h.services->gates.Resolve(*gate, "no", [&](StatusOr<domain::Gate> g) {
+  h.services->gates.Resolve(*gate, "no", {}, "", [&](StatusOr<domain::Gate> g) {
     wrong = g.status().code() == Code::kFailedPrecondition;
   });
   REQUIRE(h.RunUntil([&] { return wrong; }));
