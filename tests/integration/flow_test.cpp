@@ -91,6 +91,15 @@ std::string Finding(const std::string& sev) {
       .dump();
 }
 
+// The reviewer's answer on the fixed revision: a carried finding closes only when its own
+// family says it is fixed (no re-rolls, issue 12).
+std::string Fixed(const std::string& id) {
+  return json({{"id", id}, {"severity", "MAJOR"}, {"category", "correctness"},
+               {"location", {{"path", "review.txt"}, {"line", 1}}}, {"title", "the greeting is wrong"},
+               {"detail", "fixed now"}, {"stance", "fixed"}, {"refs", json::array()}})
+      .dump();
+}
+
 }  // namespace
 
 TEST_CASE("a flow that passes first time reaches ready with one implement, verify and review",
@@ -141,7 +150,8 @@ TEST_CASE("a reviewer's MAJOR finding causes a fix round whose regate passes", "
   auto f = StartFlow(d, repo,
                      "Greet.\nFAKE: append code.txt x\n"
                      "FAKE: if-first append review.txt FAKE-REVIEW openai * json [" +
-                         Finding("MAJOR") + "]\nFAKE: if-fix write review.txt fixed\n",
+                         Finding("MAJOR") + "]\nFAKE: if-fix append review.txt FAKE-REVIEW openai * json [" +
+                         Fixed("r0.openai.M1") + "]\n",
                      {});
   auto done = WaitFlow(d, f, 0);
   CHECK(done["status"] == "ready");

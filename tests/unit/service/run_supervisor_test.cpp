@@ -89,7 +89,7 @@ TEST_CASE("an unreadable process tree is never taken as idle", "[service][livene
   CHECK(h.Heartbeats().empty());  // unknown keeps the run alive but is no heartbeat
 }
 
-TEST_CASE("a finished run is no longer sampled; a profile without idle limits never is",
+TEST_CASE("a finished run is no longer sampled — a profile without idle limits never is",
           "[service][liveness]") {
   Silent h;
   auto& quick = h.AddProfile("quick", "fam");
