@@ -1,10 +1,8 @@
-// conclave status / handle / send / check / reply / inbox / wait / watch.
-#include <chrono>
+// conclave status / handle / send / check / reply / inbox.
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
-#include <thread>
 
 #include "commands.h"
 
@@ -41,8 +39,6 @@ std::vector<std::string> SplitList(const std::string& s) {
   return out;
 }
 
-namespace {
-
 void PrintMessage(const v1::Message& m) {
   std::cout << "#" << m.seq() << " " << FormatTime(m.created_unix_ms()) << " [" << m.type() << "]";
   if (m.priority() != "normal") std::cout << " (" << m.priority() << ")";
@@ -57,6 +53,8 @@ void PrintMessage(const v1::Message& m) {
     while (std::getline(body, line) && n++ < 20) std::cout << "  | " << line << "\n";
   }
 }
+
+namespace {
 
 void PrintList(const Client& c, const v1::MessageList& list, const char* empty) {
   if (c.json()) return PrintJson(list);
@@ -74,7 +72,7 @@ void AddMessagingCommands(CLI::App& app, Options& opts, int* rc) {
     v1::StatusReply r;
     auto ctx = c.Context(10000);
     auto s = c.stub().GetStatus(ctx.get(), v1::GetStatusRequest(), &r);
-    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (!s.ok()) return void(*rc = c.Fail(s, ctx.get()));
     if (c.json()) return PrintJson(r);
     std::cout << "conclaved " << r.version() << "  pid " << r.pid() << "  up "
               << r.uptime_ms() / 1000 << " s\n"
@@ -112,7 +110,7 @@ void AddMessagingCommands(CLI::App& app, Options& opts, int* rc) {
     v1::Handle h;
     auto ctx = c.Context();
     auto s = c.stub().RegisterHandle(ctx.get(), req, &h);
-    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (!s.ok()) return void(*rc = c.Fail(s, ctx.get()));
     if (c.json()) return PrintJson(h);
     std::cout << "registered " << h.name() << "\n";
   });
@@ -122,7 +120,7 @@ void AddMessagingCommands(CLI::App& app, Options& opts, int* rc) {
     v1::ListHandlesReply r;
     auto ctx = c.Context();
     auto s = c.stub().ListHandles(ctx.get(), v1::ListHandlesRequest(), &r);
-    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (!s.ok()) return void(*rc = c.Fail(s, ctx.get()));
     if (c.json()) return PrintJson(r);
     for (const auto& h : r.handles()) std::cout << h.name() << "\t" << h.kind() << "\n";
   });
@@ -141,6 +139,7 @@ void AddMessagingCommands(CLI::App& app, Options& opts, int* rc) {
   send->add_option("--subject", sa->subject, "subject line")->required();
   auto* body = send->add_option("--body", sa->body, "body text");
   send->add_option("--body-file", sa->body_file, "read the body from a file (- for stdin)")
+      ->type_name("FILE")
       ->excludes(body);
   send->add_option("--task", sa->task, "task id");
   send->add_option("--dispatch", sa->dispatch, "dispatch id");
@@ -187,7 +186,7 @@ void AddMessagingCommands(CLI::App& app, Options& opts, int* rc) {
     v1::SendReply r;
     auto ctx = c.Context();
     auto s = c.stub().Send(ctx.get(), req, &r);
-    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (!s.ok()) return void(*rc = c.Fail(s, ctx.get()));
     if (c.json()) return PrintJson(r);
     for (const auto& m : r.messages()) {
       std::cout << "sent #" << m.seq() << " to " << m.to() << " (thread " << r.thread_id() << ")\n";
@@ -213,7 +212,7 @@ void AddMessagingCommands(CLI::App& app, Options& opts, int* rc) {
     v1::MessageList r;
     auto ctx = c.Context();
     auto s = c.stub().Check(ctx.get(), req, &r);
-    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (!s.ok()) return void(*rc = c.Fail(s, ctx.get()));
     PrintList(c, r, "no unread messages");
   });
 
@@ -238,7 +237,7 @@ void AddMessagingCommands(CLI::App& app, Options& opts, int* rc) {
     v1::SendReply r;
     auto ctx = c.Context();
     auto s = c.stub().Reply(ctx.get(), req, &r);
-    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (!s.ok()) return void(*rc = c.Fail(s, ctx.get()));
     if (c.json()) return PrintJson(r);
     for (const auto& m : r.messages()) std::cout << "replied #" << m.seq() << " to " << m.to() << "\n";
   });
@@ -270,129 +269,8 @@ void AddMessagingCommands(CLI::App& app, Options& opts, int* rc) {
     v1::MessageList r;
     auto ctx = c.Context();
     auto s = c.stub().Inbox(ctx.get(), req, &r);
-    if (!s.ok()) return void(*rc = c.Fail(s));
+    if (!s.ok()) return void(*rc = c.Fail(s, ctx.get()));
     PrintList(c, r, "no messages");
-  });
-
-  // wait
-  struct WaitArgs {
-    std::string types, to, from;
-    std::vector<int64_t> tasks;
-    int64_t after = -1;
-    int64_t timeout_ms = 30000;
-  };
-  auto wa = std::make_shared<WaitArgs>();
-  auto* wait = app.add_subcommand(
-      "wait", "block until a matching message exists (exit 4 on timeout with nothing)");
-  wait->add_option("--types", wa->types, "comma-separated types");
-  wait->add_option("--to", wa->to, "recipient");
-  wait->add_option("--from", wa->from, "sender (conclaved = the daemon's own reports)");
-  wait->add_option("--task", wa->tasks, "task id (repeatable)");
-  wait->add_option("--after", wa->after,
-                   "cursor: only messages with seq > N (default: from now, or from the start "
-                   "when --task is given)");
-  wait->add_option("--timeout-ms", wa->timeout_ms, "give up after N ms (default 30000)");
-  wait->callback([&opts, rc, wa] {
-    Client c(opts);
-    if (wa->timeout_ms < 0) {
-      std::cerr << "conclave: wait: --timeout-ms must not be negative\n";
-      *rc = kExitUsage;
-      return;
-    }
-    v1::WaitRequest req;
-    for (const auto& t : SplitList(wa->types)) req.add_types(t);
-    req.set_to(wa->to);
-    req.set_from(wa->from);
-    for (int64_t t : wa->tasks) req.add_task_ids(t);
-    if (wa->after >= 0) {
-      req.set_after_seq(wa->after);
-    } else if (wa->tasks.empty()) {
-      req.set_from_now(true);
-    }
-    auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(wa->timeout_ms);
-    int backoff_ms = 100;
-    v1::WaitReply r;
-    for (;;) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      give_up - std::chrono::steady_clock::now())
-                      .count();
-      req.set_timeout_ms(std::max<int64_t>(1, std::min<int64_t>(left, 3600 * 1000)));
-      auto ctx = c.Context(req.timeout_ms() + 15000);
-      r.Clear();
-      auto s = c.stub().Wait(ctx.get(), req, &r);
-      if (s.ok()) {
-        if (!r.timed_out() || std::chrono::steady_clock::now() >= give_up) break;
-        // A shorter server-side wait ended (daemon restart, long timeout): resume.
-        if (r.cursor() > req.after_seq()) {
-          req.set_after_seq(r.cursor());
-          req.set_from_now(false);
-        }
-        continue;
-      }
-      // The daemon went away mid-wait: keep the cursor and retry until our own deadline.
-      bool transient = s.error_code() == grpc::StatusCode::UNAVAILABLE ||
-                       s.error_code() == grpc::StatusCode::CANCELLED;  // server shutting down
-      if (transient && left > backoff_ms) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
-        backoff_ms = std::min(backoff_ms * 2, 2000);
-        continue;
-      }
-      *rc = c.Fail(s);
-      return;
-    }
-    if (c.json()) {
-      PrintJson(r);
-    } else if (r.messages().empty()) {
-      std::cout << "timed out; cursor " << r.cursor() << "\n";
-      for (const auto& l : r.liveness()) {
-        std::cout << "  task " << l.task_id() << " dispatch " << l.dispatch_id() << " "
-                  << l.state() << (l.process_alive() ? " alive" : "")
-                  << (l.last_output_age_ms() >= 0
-                          ? ", last output " + std::to_string(l.last_output_age_ms() / 1000) + " s ago"
-                          : "")
-                  << "\n";
-      }
-    } else {
-      for (const auto& m : r.messages()) PrintMessage(m);
-      std::cout << "cursor " << r.cursor() << "\n";
-    }
-    if (r.messages().empty()) *rc = kExitTimeout;
-  });
-
-  // watch
-  struct WatchArgs {
-    int64_t after = -1;
-    std::string types;
-  };
-  auto wt = std::make_shared<WatchArgs>();
-  auto* watch = app.add_subcommand("watch", "stream every new event (JSON lines with --json)");
-  watch->add_option("--after", wt->after, "replay from this cursor (default: from now)");
-  watch->add_option("--types", wt->types, "comma-separated types");
-  watch->callback([&opts, rc, wt] {
-    Client c(opts);
-    v1::WatchRequest req;
-    if (wt->after >= 0) {
-      req.set_after_seq(wt->after);
-    } else {
-      req.set_from_now(true);
-    }
-    for (const auto& t : SplitList(wt->types)) req.add_types(t);
-    grpc::ClientContext ctx;
-    if (const char* tok = std::getenv("CONCLAVE_TOKEN"); tok && *tok) {
-      ctx.AddMetadata("authorization", std::string("Bearer ") + tok);
-    }
-    auto reader = c.stub().Watch(&ctx, req);
-    v1::Message m;
-    while (reader->Read(&m)) {
-      if (c.json()) {
-        std::cout << ToJson(m) << "\n";
-      } else {
-        PrintMessage(m);
-      }
-      std::cout.flush();
-    }
-    auto s = reader->Finish();
-    if (!s.ok()) *rc = c.Fail(s);
   });
 }
 

@@ -1,19 +1,11 @@
-// conclave profile / terminal / task / dispatch / gate.
+// conclave task / dispatch / gate.
 #include <iomanip>
 #include <iostream>
-#include <unistd.h>
 
 #include "commands.h"
 
 namespace conclave::client {
 namespace {
-
-void PrintTerminal(const v1::Terminal& t) {
-  std::cout << std::left << std::setw(20) << t.handle() << std::setw(10) << t.state()
-            << std::setw(18) << t.profile() << std::setw(12) << t.family() << t.cwd();
-  if (t.active_dispatch_id()) std::cout << "  dispatch " << t.active_dispatch_id();
-  std::cout << "\n";
-}
 
 void PrintTask(const v1::Task& t) {
   std::cout << std::left << std::setw(6) << t.id() << std::setw(11) << t.status()
@@ -43,118 +35,6 @@ void PrintDispatch(const v1::DispatchInfo& d) {
 
 void AddTaskCommands(CLI::App& app, Options& opts, int* rc) {
   using S = v1::Conclave::Stub;
-  // profile list
-  auto* profile = app.add_subcommand("profile", "model backends");
-  profile->require_subcommand(1);
-  profile->add_subcommand("list", "loaded profiles and load errors")->callback([&opts, rc] {
-    Client c(opts);
-    v1::ListProfilesReply r;
-    if (!Call(c, &S::ListProfiles, v1::ListProfilesRequest(), &r, rc)) return;
-    if (c.json()) return PrintJson(r);
-    for (const auto& p : r.profiles()) {
-      std::cout << std::left << std::setw(18) << p.name() << std::setw(12) << p.family()
-                << std::setw(15) << p.parser() << "running " << p.running() << "/"
-                << p.max_concurrent();
-      if (p.cooldown_until_unix_ms()) {
-        std::cout << "  cooling down until " << FormatTime(p.cooldown_until_unix_ms());
-      }
-      std::cout << "\n";
-    }
-    for (const auto& e : r.errors()) {
-      std::cerr << "invalid profile " << e.file() << (e.field().empty() ? "" : " (" + e.field() + ")")
-                << ": " << e.error() << "\n";
-    }
-  });
-
-  // terminal
-  auto* term = app.add_subcommand("terminal", "worker terminals");
-  term->require_subcommand(1);
-  struct TermArgs {
-    std::string profile, handle, cwd;
-    bool force = false, all = false;
-    int64_t dispatch = 0, cursor = 0;
-    bool follow = false;
-  };
-  auto ta = std::make_shared<TermArgs>();
-  auto* tcreate = term->add_subcommand("create", "create a worker terminal");
-  tcreate->add_option("--profile", ta->profile, "profile name")->required();
-  tcreate->add_option("--handle", ta->handle, "handle (default: PROFILE-N)");
-  tcreate->add_option("--cwd", ta->cwd, "working directory / worktree (default: here)");
-  tcreate->callback([&opts, rc, ta] {
-    Client c(opts);
-    v1::CreateTerminalRequest req;
-    req.set_profile(ta->profile);
-    req.set_handle(ta->handle);
-    char buf[4096];
-    req.set_cwd(ta->cwd.empty() && getcwd(buf, sizeof buf) ? std::string(buf) : ta->cwd);
-    v1::Terminal t;
-    if (!Call(c, &S::CreateTerminal, req, &t, rc)) return;
-    if (c.json()) return PrintJson(t);
-    std::cout << "created terminal " << t.handle() << " (" << t.profile() << ", " << t.family()
-              << ") in " << t.cwd() << "\n";
-  });
-  auto* tlist = term->add_subcommand("list", "list terminals");
-  tlist->add_flag("--all", ta->all, "include closed terminals");
-  tlist->callback([&opts, rc, ta] {
-    Client c(opts);
-    v1::ListTerminalsRequest req;
-    req.set_include_closed(ta->all);
-    v1::ListTerminalsReply r;
-    if (!Call(c, &S::ListTerminals, req, &r, rc)) return;
-    if (c.json()) return PrintJson(r);
-    for (const auto& t : r.terminals()) PrintTerminal(t);
-  });
-  auto* tshow = term->add_subcommand("show", "show one terminal");
-  tshow->add_option("handle", ta->handle)->required();
-  tshow->callback([&opts, rc, ta] {
-    Client c(opts);
-    v1::GetTerminalRequest req;
-    req.set_handle(ta->handle);
-    v1::Terminal t;
-    if (!Call(c, &S::GetTerminal, req, &t, rc)) return;
-    if (c.json()) return PrintJson(t);
-    PrintTerminal(t);
-  });
-  auto* tclose = term->add_subcommand("close", "drain and close a terminal");
-  tclose->add_option("handle", ta->handle)->required();
-  tclose->add_flag("--force", ta->force, "stop the running dispatch");
-  tclose->callback([&opts, rc, ta] {
-    Client c(opts);
-    v1::CloseTerminalRequest req;
-    req.set_handle(ta->handle);
-    req.set_force(ta->force);
-    v1::Terminal t;
-    if (!Call(c, &S::CloseTerminal, req, &t, rc)) return;
-    if (c.json()) return PrintJson(t);
-    std::cout << t.handle() << " is " << t.state() << "\n";
-  });
-  auto* tread = term->add_subcommand("read", "read a dispatch transcript from a byte cursor");
-  tread->add_option("handle", ta->handle)->required();
-  tread->add_option("--dispatch", ta->dispatch, "dispatch id (default: the latest)");
-  tread->add_option("--cursor", ta->cursor, "byte offset");
-  tread->add_flag("--follow", ta->follow, "keep reading until the dispatch ends");
-  tread->callback([&opts, rc, ta] {
-    Client c(opts);
-    v1::ReadTranscriptRequest req;
-    req.set_handle(ta->handle);
-    req.set_dispatch_id(ta->dispatch);
-    req.set_cursor(ta->cursor);
-    for (;;) {
-      v1::TranscriptChunk r;
-      if (!Call(c, &S::ReadTranscript, req, &r, rc)) return;
-      if (c.json()) return PrintJson(r);
-      std::cout << r.data();
-      std::cout.flush();
-      if (!ta->follow || r.eof()) {
-        if (!ta->follow) std::cerr << "next cursor " << r.next_cursor() << "\n";
-        return;
-      }
-      req.set_dispatch_id(r.dispatch_id());
-      if (r.next_cursor() == req.cursor()) usleep(200000);
-      req.set_cursor(r.next_cursor());
-    }
-  });
-
   // task
   auto* task = app.add_subcommand("task", "tasks");
   task->require_subcommand(1);
@@ -168,7 +48,7 @@ void AddTaskCommands(CLI::App& app, Options& opts, int* rc) {
   };
   auto tk = std::make_shared<TaskArgs>();
   auto* tc = task->add_subcommand("create", "create a task (idempotent with --key)");
-  tc->add_option("--brief", tk->brief, "brief file, or - for stdin")->required();
+  tc->add_option("--brief", tk->brief, "brief file, or - for stdin")->required()->type_name("FILE");
   tc->add_option("--title", tk->title, "title");
   tc->add_option("--deps", tk->deps, "comma-separated task ids this depends on");
   tc->add_option("--key", tk->key, "idempotency key");
@@ -274,7 +154,7 @@ void AddTaskCommands(CLI::App& app, Options& opts, int* rc) {
   auto* tu = task->add_subcommand("update", "change a task (hypothesis/scope/validation = re-plan)");
   tu->add_option("id", tk->id)->required();
   auto* o_title = tu->add_option("--title", ua->title);
-  auto* o_brief = tu->add_option("--brief", ua->brief, "new brief file, or -");
+  auto* o_brief = tu->add_option("--brief", ua->brief, "new brief file, or -")->type_name("FILE");
   auto* o_hyp = tu->add_option("--hypothesis", ua->hypothesis);
   auto* o_scope = tu->add_option("--scope", ua->scope);
   auto* o_val = tu->add_option("--validation", ua->validation);
@@ -353,7 +233,7 @@ void AddTaskCommands(CLI::App& app, Options& opts, int* rc) {
   gate->require_subcommand(1);
   struct GateArgs {
     int64_t task = 0, id = 0;
-    std::string question, options, decision;
+    std::string question, options, decision, reason;
     bool open = false;
   };
   auto ga = std::make_shared<GateArgs>();
@@ -372,14 +252,28 @@ void AddTaskCommands(CLI::App& app, Options& opts, int* rc) {
     if (c.json()) return PrintJson(g);
     std::cout << "gate " << g.id() << " open on task " << g.task_id() << "\n";
   });
-  auto* gr = gate->add_subcommand("resolve", "answer a gate and unblock its task");
+  auto* gr = gate->add_subcommand(
+      "resolve", "answer a gate and unblock its task (a review's gate records a sign-off: a "
+                 "human's only when run from a terminal)");
   gr->add_option("id", ga->id)->required();
   gr->add_option("--decision", ga->decision)->required();
+  gr->add_option("--reason", ga->reason, "why (recorded with a review's sign-off)");
   gr->callback([&opts, rc, ga] {
     Client c(opts);
     v1::ResolveGateRequest req;
     req.set_id(ga->id);
     req.set_decision(ga->decision);
+    req.set_reason(ga->reason);
+    // Who is deciding, as this process knows itself (the daemon records it with a sign-off).
+    req.set_caller_uid(static_cast<int64_t>(getuid()));
+    req.set_caller_pid(static_cast<int64_t>(getpid()));
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) req.set_caller_exe(std::string(exe, static_cast<size_t>(n)));
+    if (isatty(0)) {
+      const char* tty = ttyname(0);
+      req.set_caller_tty(tty ? tty : "?");
+    }
     v1::Gate g;
     if (!Call(c, &S::ResolveGate, req, &g, rc)) return;
     if (c.json()) return PrintJson(g);
@@ -397,7 +291,10 @@ void AddTaskCommands(CLI::App& app, Options& opts, int* rc) {
     if (!Call(c, &S::ListGates, req, &r, rc)) return;
     if (c.json()) return PrintJson(r);
     for (const auto& g : r.gates()) {
-      std::cout << g.id() << "\t" << g.status() << "\ttask " << g.task_id() << "\t" << g.question()
+      std::cout << g.id() << "\t" << g.status() << "\t"
+                << (g.review_id() ? "review " + std::to_string(g.review_id())
+                                  : "task " + std::to_string(g.task_id()))
+                << "\t" << g.question()
                 << (g.decision().empty() ? "" : "\t→ " + g.decision()) << "\n";
     }
   });

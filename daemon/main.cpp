@@ -1,6 +1,8 @@
 // conclaved: reads the config, wires the layers, runs the loop. Nothing else lives here.
 #include <fcntl.h>
 #include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
@@ -15,13 +17,13 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <thread>
 
 #include "api/conclave_service.h"
 #include "api/grpc_server.h"
 #include "common/clock.h"
+#include "conclave_build_info.h"
 #include "config/config.h"
 #include "exec/child_registry.h"
 #include "exec/command_runner.h"
@@ -59,13 +61,17 @@ int LockStateDir(const std::string& dir, std::string* error) {
 
 // Parses the flags; returns an exit code when the process should end (help, version, error).
 std::optional<int> ParseFlags(int argc, char** argv, conclave::config::Flags& flags) {
-  CLI::App app{"conclaved — the Conclave orchestration daemon"};
+  CLI::App app{
+      "conclaved: the Conclave orchestration daemon - a durable queue of tasks, named "
+      "worker terminals running model CLIs as supervised child processes, and "
+      "cross-family reviews, behind a gRPC API on a unix socket (see conclave(1))."};
   app.add_option("--config", flags.config_file, "JSON config file");
   app.add_option("--state-dir", flags.state_dir, "state directory (database, transcripts)");
   app.add_option("--listen", flags.listen, "unix:/path.sock or tcp:127.0.0.1:PORT");
   app.add_option("--log-level", flags.log_level, "trace|debug|info|warn|error");
   app.add_option("--profiles", flags.profiles_dir, "directory of profile *.json files");
-  app.set_version_flag("--version", std::string(CONCLAVE_VERSION));
+  app.set_version_flag("--version", std::string("conclaved ") + CONCLAVE_VERSION + " (commit " +
+                                        CONCLAVE_GIT_COMMIT + ")");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -188,8 +194,19 @@ int main(int argc, char** argv) {
   if (c.listen.rfind("tcp:", 0) == 0) grpc_service.RequireToken(c.tcp_token);
   auto server = api::StartServer(c.listen, grpc_service);
   if (!server.ok()) return Fail(server.status().message());
-  spdlog::info("conclaved {} serving on {} (state {}, schema {}, {} profiles)", CONCLAVE_VERSION,
-               c.listen, c.state_dir, schema, core.profiles.profiles.size());
+  // Migrations and recovery are done: health checks say SERVING until shutdown begins; while
+  // the store refuses writes (disk full) NOT_SERVING, and SERVING again once it resumes.
+  api::HealthStatus health(server.value()->grpc());
+  core.batcher.OnModeChange([&health, &core](service::CommitBatcher::Mode mode) {
+    using Mode = service::CommitBatcher::Mode;
+    if (mode == Mode::kWriting) health.MarkServing();
+    if (mode == Mode::kDiskFull) health.MarkNotServing("the store refuses writes: " + core.batcher.reason());
+    if (mode == Mode::kBroken) health.MarkStopping();
+  });
+  health.MarkServing();
+  spdlog::info("conclaved {} ({}) serving on {} (state {}, schema {}, {} profiles)",
+               CONCLAVE_VERSION, CONCLAVE_GIT_COMMIT, c.listen, c.state_dir, schema,
+               core.profiles.profiles.size());
   sd_notify(0, "READY=1");
   Watchdog watchdog(io);
 
@@ -199,6 +216,7 @@ int main(int argc, char** argv) {
     if (e) return;
     spdlog::info("signal {}: shutting down", sig);
     sd_notify(0, "STOPPING=1");
+    health.MarkStopping();  // NOT_SERVING before Server::Shutdown begins
     grpc_service.SetStopping();
     watchdog.Cancel();
     services.Stop([&] {
@@ -216,6 +234,7 @@ int main(int argc, char** argv) {
   RunLoop(io);
   if (shutdown_thread.joinable()) shutdown_thread.join();
   server.value()->Wait();
+  core.batcher.OnModeChange(nullptr);
   core.batcher.Flush();
   spdlog::info("conclaved stopped");
   core.helpers.join();

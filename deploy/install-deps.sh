@@ -9,6 +9,14 @@ PACKAGES=(
   libboost-dev libboost-filesystem-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libsqlite3-dev sqlite3 catch2 libcli11-dev libsystemd-dev
   procps iproute2
+  # "sandbox": "bwrap" profiles run their workers under bubblewrap
+  bubblewrap
+  # health.proto / reflection.proto for the tests that call the standard gRPC services
+  grpc-proto
+  # man pages generated from --help; the .deb (cpack -G DEB: dpkg-shlibdeps needs file);
+  # zsh and fish to check the generated completion scripts
+  help2man dpkg-dev file zsh fish
+  clang libclang-rt-14-dev
 )
 # Node.js and npm run the real model CLIs in the end-to-end tests. A machine that already has
 # them (e.g. from another repository) keeps its own; Debian's npm conflicts with those builds.

@@ -8,7 +8,7 @@ SUDO=""
 
 bash deploy/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCONCLAVE_BUILD_TESTS=OFF >/dev/null
-cmake --build build -j"$(nproc)" --target conclaved conclave
+cmake --build build -j"$(nproc)"   # the binaries, their man pages and shell completions
 $SUDO cmake --install build >/dev/null
 echo "installed: $(command -v conclaved) $(command -v conclave)"
 

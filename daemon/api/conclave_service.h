@@ -48,6 +48,8 @@ class ConclaveService final : public ::conclave::v1::Conclave::CallbackService {
   Unary* GetTerminal(CTX*, const v1::GetTerminalRequest*, v1::Terminal*) override;
   Unary* CloseTerminal(CTX*, const v1::CloseTerminalRequest*, v1::Terminal*) override;
   Unary* ReadTranscript(CTX*, const v1::ReadTranscriptRequest*, v1::TranscriptChunk*) override;
+  grpc::ServerWriteReactor<v1::TranscriptChunk>* FollowTranscript(
+      CTX*, const v1::FollowTranscriptRequest*) override;
   Unary* CreateTask(CTX*, const v1::CreateTaskRequest*, v1::CreateTaskReply*) override;
   Unary* ListTasks(CTX*, const v1::ListTasksRequest*, v1::ListTasksReply*) override;
   Unary* GetTask(CTX*, const v1::GetTaskRequest*, v1::TaskDetail*) override;
@@ -64,6 +66,12 @@ class ConclaveService final : public ::conclave::v1::Conclave::CallbackService {
   Unary* Regate(CTX*, const v1::RegateRequest*, v1::Review*) override;
   Unary* Report(CTX*, const v1::ReportRequest*, v1::ReportReply*) override;
   Unary* Doctor(CTX*, const v1::DoctorRequest*, v1::DoctorReply*) override;
+  Unary* FlowStart(CTX*, const v1::FlowStartRequest*, v1::Flow*) override;
+  Unary* FlowShow(CTX*, const v1::FlowShowRequest*, v1::Flow*) override;
+  Unary* FlowList(CTX*, const v1::FlowListRequest*, v1::FlowListReply*) override;
+  Unary* FlowWait(CTX*, const v1::FlowWaitRequest*, v1::Flow*) override;
+  Unary* FlowCancel(CTX*, const v1::FlowCancelRequest*, v1::Flow*) override;
+  Unary* FlowClean(CTX*, const v1::FlowCleanRequest*, v1::FlowListReply*) override;
 
  private:
   // Runs fn on the loop with the caller, once the caller may call rpc at all (the service

@@ -1,5 +1,10 @@
 #include "api/grpc_server.h"
 
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+#include <grpcpp/support/server_interceptor.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -8,11 +13,33 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <grpcpp/security/server_credentials.h>
-#include <grpcpp/server_builder.h>
 
 namespace conclave::api {
 namespace fs = std::filesystem;
+namespace gx = grpc::experimental;
+
+namespace {
+
+// Marks every non-OK status the daemon sends with kOriginKey (see the header).
+class OriginInterceptor final : public gx::Interceptor {
+ public:
+  void Intercept(gx::InterceptorBatchMethods* methods) override {
+    if (methods->QueryInterceptionHookPoint(gx::InterceptionHookPoints::PRE_SEND_STATUS) &&
+        !methods->GetSendStatus().ok()) {
+      methods->GetSendTrailingMetadata()->emplace(kOriginKey, kOriginValue);
+    }
+    methods->Proceed();
+  }
+};
+
+class OriginInterceptorFactory final : public gx::ServerInterceptorFactoryInterface {
+ public:
+  gx::Interceptor* CreateServerInterceptor(gx::ServerRpcInfo*) override {
+    return new OriginInterceptor();
+  }
+};
+
+}  // namespace
 
 Status PrepareUnixSocket(const std::string& path) {
   sockaddr_un addr{};
@@ -60,7 +87,13 @@ void Server::Shutdown(std::chrono::system_clock::time_point deadline) {
 }
 
 StatusOr<std::unique_ptr<Server>> StartServer(const std::string& listen, ConclaveService& service) {
+  // Both must be set before the builder exists; they apply to every server built after.
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  std::vector<std::unique_ptr<gx::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<OriginInterceptorFactory>());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(&service);
   builder.SetMaxReceiveMessageSize(16 << 20);
   builder.SetMaxSendMessageSize(16 << 20);
@@ -77,8 +110,46 @@ StatusOr<std::unique_ptr<Server>> StartServer(const std::string& listen, Conclav
   }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server) return FailedPrecondition("listen: cannot listen on " + listen);
+  // The default health service answers SERVING for "" until told otherwise: not yet.
+  if (auto* health = server->GetHealthCheckService()) {
+    health->SetServingStatus("", false);
+    health->SetServingStatus(kHealthServiceName, false);
+  }
   if (unix) unix->Start(server.get());
   return std::make_unique<Server>(std::move(server), std::move(unix));
+}
+
+HealthStatus::HealthStatus(grpc::Server& server) : health_(server.GetHealthCheckService()) {}
+
+void HealthStatus::MarkServing() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (final_ || !health_) return;
+  serving_ = true;
+  health_->SetServingStatus("", true);
+  health_->SetServingStatus(kHealthServiceName, true);
+}
+
+void HealthStatus::MarkStopping() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (final_) return;
+  final_ = true;
+  serving_ = false;
+  // NOT_SERVING for every service name, and no later change (Health/Watch streams see it).
+  if (health_) health_->Shutdown();
+}
+
+void HealthStatus::MarkNotServing(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (final_ || !health_) return;
+  spdlog::error("health: NOT_SERVING: {}", reason);
+  serving_ = false;
+  health_->SetServingStatus("", false);
+  health_->SetServingStatus(kHealthServiceName, false);
+}
+
+bool HealthStatus::serving() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return serving_;
 }
 
 }  // namespace conclave::api

@@ -2,11 +2,19 @@
 // the daemon accepts itself to learn each caller's credentials (api/unix_listener; a stale
 // socket left by a crashed daemon is replaced; a live one or a non-socket file at the path is
 // refused), or a loopback TCP port guarded by a bearer token.
+// Every listener also serves the standard services tools ask for first: grpc.health.v1.Health
+// (overall status "" and per service "conclave.v1.Conclave") and server reflection (v1alpha,
+// what grpcurl and IDE clients use). Every non-OK status the daemon itself sends carries the
+// trailing metadata `conclave-origin: conclaved`, so a client can tell the daemon's own
+// UNAVAILABLE ("shutting down", "the store refuses writes") from a daemon it cannot reach.
 #pragma once
 
+#include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/server.h>
 
+#include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "api/conclave_service.h"
@@ -19,6 +27,12 @@ namespace conclave::api {
 // removes a stale socket. Errors name the path and what is wrong.
 Status PrepareUnixSocket(const std::string& path);
 
+// The trailing-metadata key (and value) marking a status as sent by conclaved.
+inline constexpr char kOriginKey[] = "conclave-origin";
+inline constexpr char kOriginValue[] = "conclaved";
+// The health service name of the Conclave API.
+inline constexpr char kHealthServiceName[] = "conclave.v1.Conclave";
+
 // The running server and, for a unix socket, the daemon's own acceptor in front of it.
 class Server {
  public:
@@ -28,12 +42,38 @@ class Server {
   // that complete on the loop).
   void Shutdown(std::chrono::system_clock::time_point deadline);
   void Wait() { server_->Wait(); }
+  grpc::Server& grpc() { return *server_; }
 
  private:
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<UnixListener> unix_;
 };
 
+// Starts the server with health checking and reflection. Both health statuses start
+// NOT_SERVING: the caller marks them SERVING (HealthStatus::MarkServing) once it is ready.
 StatusOr<std::unique_ptr<Server>> StartServer(const std::string& listen, ConclaveService& service);
+
+// The daemon's health as grpc.health.v1.Health reports it, for "" and conclave.v1.Conclave.
+// SERVING between MarkServing() and MarkStopping() (final); MarkNotServing() is reversible —
+// the store refusing writes while the disk is full — and MarkServing() undoes it. A
+// Health/Watch stream sees every change at once.
+// Thread-safety: any thread.
+class HealthStatus final {
+ public:
+  explicit HealthStatus(grpc::Server& server);
+  // Migrations and recovery are done: SERVING.
+  void MarkServing();
+  // Shutdown begins (call before Server::Shutdown): NOT_SERVING.
+  void MarkStopping();
+  // Not serving for a while (the store refuses writes): NOT_SERVING until MarkServing().
+  void MarkNotServing(const std::string& reason);
+  bool serving() const;
+
+ private:
+  mutable std::mutex mu_;
+  grpc::HealthCheckServiceInterface* health_;
+  bool serving_ = false;
+  bool final_ = false;
+};
 
 }  // namespace conclave::api

@@ -162,6 +162,14 @@ void FillFinding(const nlohmann::json& f, v1::Finding* out) {
   out->set_disposition(f.value("disposition", ""));
   out->set_open(f.value("open", true));
   out->set_profile(f.value("profile", ""));
+  out->set_role(f.value("role", ""));
+  out->set_revision(f.value("revision", 0));
+  out->set_carried(f.value("carried", false));
+  if (f.contains("answers") && f["answers"].is_array()) {
+    for (const auto& a : f["answers"]) {
+      if (a.is_string()) out->add_answers(a.get<std::string>());
+    }
+  }
 }
 
 }  // namespace
@@ -185,6 +193,27 @@ void ToProto(const service::ReviewView& v, v1::Review* out) {
   out->set_created_unix_ms(r.created_ms);
   out->set_idempotency_key(r.idem_key);
   out->set_artifact_sha(r.artifact_sha);
+  out->set_max_fix_rounds(r.max_fix_rounds);
+  out->set_fix_rounds(r.fix_rounds);
+  out->set_repo(r.repo);
+  out->set_commit(r.repo_commit);
+  out->set_measure(r.measure);
+  for (const auto& s : v.signoffs) {
+    auto* p = out->add_signoffs();
+    p->set_gate_id(s.gate_id);
+    p->set_revision(s.revision);
+    p->set_decision(s.decision);
+    p->set_reason(s.reason);
+    p->set_human(s.human);
+    p->set_caller_uid(s.caller.uid);
+    p->set_caller_pid(s.caller.pid);
+    p->set_caller_exe(s.caller.exe);
+    p->set_caller_tty(s.caller.tty);
+    p->set_caller_source(s.caller.source);
+    p->set_verdict_before(s.verdict_before);
+    p->set_verdict_after(s.verdict_after);
+    p->set_created_unix_ms(s.created_ms);
+  }
   for (const auto& x : v.rounds) {
     auto* round = out->add_rounds();
     round->set_round(x.round);
@@ -196,6 +225,9 @@ void ToProto(const service::ReviewView& v, v1::Review* out) {
                      (x.revision != r.revision ? " (rev " + std::to_string(x.revision) + ")" : ""));
     round->set_malformed(x.malformed > 0);
     round->set_cost_usd(x.cost_usd);
+    round->set_model(x.model);
+    round->set_revision(x.revision);
+    round->set_error(x.error);
     auto fs = nlohmann::json::parse(x.findings, nullptr, false);
     if (fs.is_array()) {
       for (const auto& f : fs) {
@@ -205,6 +237,8 @@ void ToProto(const service::ReviewView& v, v1::Review* out) {
         pf->set_round(x.round);
         pf->set_profile(x.profile);
         pf->set_foreign(domain::IsForeignFamily(x.family, r.writer_family));
+        pf->set_role(x.role);
+        pf->set_revision(x.revision);
       }
     }
   }

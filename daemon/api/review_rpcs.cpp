@@ -30,6 +30,10 @@ Unary* ConclaveService::StartReview(CTX* ctx, const v1::StartReviewRequest* req,
     in.session = req->session();
     in.idem_key = req->idempotency_key();
     in.coordinator = req->coordinator();
+    if (req->has_max_fix_rounds()) in.max_fix_rounds = req->max_fix_rounds();
+    in.repo = req->repo();
+    in.commit = req->commit();
+    in.measure = req->measure();
     svc_.reviews.Start(std::move(in), IntoReview(r, resp));
   });
 }
@@ -63,7 +67,11 @@ Unary* ConclaveService::WaitReview(CTX* ctx, const v1::WaitReviewRequest* req, v
 
 Unary* ConclaveService::Regate(CTX* ctx, const v1::RegateRequest* req, v1::Review* resp) {
   return OnLoop(ctx, domain::Rpc::kRegate, [this, req, resp](Unary* r, const domain::Caller& caller) {
-    svc_.reviews.Regate(req->id(), req->artifact(), IntoReview(r, resp));
+    service::RegateInput in;
+    in.artifact = req->artifact();
+    in.retry_absent = req->retry_absent();
+    if (req->has_max_fix_rounds()) in.max_fix_rounds = req->max_fix_rounds();
+    svc_.reviews.Regate(req->id(), std::move(in), IntoReview(r, resp));
   });
 }
 
@@ -105,9 +113,10 @@ Unary* ConclaveService::Doctor(CTX* ctx, const v1::DoctorRequest*, v1::DoctorRep
       out->set_field(e.field);
       out->set_error(e.error);
     }
-    svc_.doctor.Run([r, resp](StatusOr<std::vector<service::ProfileCheck>> checks) {
-      if (!checks.ok()) return r->Finish(ToGrpc(checks.status()));
-      for (const auto& c : checks.value()) {
+    svc_.doctor.Run([r, resp](StatusOr<service::DoctorReport> report) {
+      if (!report.ok()) return r->Finish(ToGrpc(report.status()));
+      resp->set_sandbox(report->sandbox);
+      for (const auto& c : report->profiles) {
         auto* out = resp->add_profiles();
         out->set_profile(c.profile);
         out->set_family(c.family);
@@ -118,6 +127,8 @@ Unary* ConclaveService::Doctor(CTX* ctx, const v1::DoctorRequest*, v1::DoctorRep
         for (const auto& x : c.ok) out->add_ok(x);
         for (const auto& x : c.problems) out->add_problems(x);
         for (const auto& x : c.fixes) out->add_fixes(x);
+        for (const auto& x : c.advice) out->add_advice(x);
+        for (const auto& x : c.warnings) out->add_warnings(x);
       }
       r->Finish(grpc::Status::OK);
     });

@@ -182,7 +182,14 @@ Unary* ConclaveService::CreateGate(CTX* ctx, const v1::CreateGateRequest* req, v
 
 Unary* ConclaveService::ResolveGate(CTX* ctx, const v1::ResolveGateRequest* req, v1::Gate* resp) {
   return OnLoop(ctx, domain::Rpc::kResolveGate, [this, req, resp](Unary* r, const domain::Caller& caller) {
-    svc_.gates.Resolve(req->id(), req->decision(),
+    // Who decides: the kernel's view of the peer; the client's own statement only when the
+    // daemon has none (a loopback TCP caller).
+    domain::CallerIdentity claimed;
+    if (req->has_caller_uid()) claimed.uid = req->caller_uid();
+    if (req->has_caller_pid()) claimed.pid = req->caller_pid();
+    claimed.exe = req->caller_exe();
+    claimed.tty = req->caller_tty();
+    svc_.gates.Resolve(req->id(), req->decision(), domain::IdentityOf(caller, claimed), req->reason(),
                            Into<domain::Gate, v1::Gate>(
                                r, resp, [](const auto& g, auto* p) { ToProto(g, p); }));
   });

@@ -1,6 +1,7 @@
-// ConclaveService::Watch: a server stream of every event after a cursor. The backlog is
-// replayed in pages from the store, then the stream switches to live events in the same loop
-// turn as its last page, so nothing falls in between. One write in flight at a time; a client
+// ConclaveService::Watch: a server stream of every event after a cursor, filtered like Wait
+// (types, to, from, task ids). The backlog is replayed in pages from the store, then the
+// stream switches to live events in the same loop turn as its last page, so nothing falls in
+// between. One write in flight at a time; a client
 // that falls more than kMaxQueued events behind is ended with RESOURCE_EXHAUSTED and resumes
 // from its cursor.
 #include <boost/asio/post.hpp>
@@ -21,6 +22,9 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::Message> {
   WatchReactor(boost::asio::io_context& io, service::Services& svc, const v1::WatchRequest* req)
       : io_(io), svc_(svc) {
     filter_.types.assign(req->types().begin(), req->types().end());
+    filter_.to = req->to();
+    filter_.from = req->from();
+    filter_.task_ids.assign(req->task_ids().begin(), req->task_ids().end());
     from_now_ = req->from_now();
     cursor_ = req->after_seq();
     state_ = std::make_shared<LoopState>();

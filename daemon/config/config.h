@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -29,11 +30,23 @@ struct ReviewConfig {
   std::string default_profile;             // ordinary mode
   std::string default_primary;             // debate primary
   std::vector<std::string> default_challengers;
-  int round_timeout_s = 900;
+  int round_timeout_s = 900;  // a round's deadline is the lower of this and the profile's timeout_s
+  int round_max_attempts = 2;  // tries of a round's dispatch (1 = no operational retry)
+  int max_fix_rounds = 2;      // re-gates with a new artifact before a re-gate escalates
+  // Where reviewer rounds run (a directory per round, outside the state directory);
+  // "" = <state_dir>-reviews (beside the state directory, never inside it).
+  std::string workdir;
+};
+
+struct FlowConfig {
+  std::string worktree_root;  // "" = $XDG_DATA_HOME/conclave/worktrees (~/.local/share/...)
+  std::string verify_profile = "shell";  // the "command" profile that runs --verify commands
+  int max_parallel_writers = 3;  // implement steps running at once (seed 001's wave size)
 };
 
 struct Config {
   std::string state_dir;
+  std::string config_file;  // absolute, "" when none was given (a sandbox hides its directory)
   std::string listen;  // unix:/path or tcp:127.0.0.1:PORT
   std::string log_level = "info";
   std::string profiles_dir;
@@ -44,10 +57,17 @@ struct Config {
   int eof_grace_ms = 2000;  // after the worker exits, how long its descendants may hold pipes
   int default_timeout_s = 1800;
   int default_idle_timeout_s = 300;
+  // A silent run is alive while, within each idle window, its process tree uses at least this
+  // much CPU or reads + writes at least this many bytes (idle escalation and kill need both
+  // silence and inactivity).
+  int liveness_cpu_ms = 200;
+  int64_t liveness_io_bytes = 65536;
+  int retry_after_cap_s = 3600;  // a provider's retry-after hint is capped at this
   std::string tcp_token;  // bearer token required on a TCP listener
   RetryConfig retry;
   BudgetConfig budgets;
   ReviewConfig review;
+  FlowConfig flow;
   nlohmann::json raw;  // the file as read, for later sections
 };
 
@@ -57,5 +77,9 @@ struct Flags {
 
 // Builds the config: defaults ← file (flags.config_file, if set) ← flags.
 StatusOr<Config> LoadConfig(const Flags& flags);
+// The same with the config file's text given (`file` names it in errors; flags.config_file is
+// ignored). Never throws: a bad value is an error naming its key.
+StatusOr<Config> LoadConfigFromJson(std::string_view text, const std::string& file,
+                                    const Flags& flags);
 
 }  // namespace conclave::config

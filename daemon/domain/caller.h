@@ -27,6 +27,9 @@ struct Caller {
   std::string terminal;  // kWorker: its terminal handle (its address)
   uint32_t uid = 0;
   int32_t pid = 0;
+  // Read at accept from /proc (a unix-socket caller): its executable and the terminal its
+  // stdin is ("" = not a terminal) — who made a decision, for a review's sign-off.
+  std::string exe, tty;
   bool IsWorker() const { return role == CallerRole::kWorker || role == CallerRole::kUnboundWorker; }
 };
 

@@ -81,7 +81,8 @@ bool FindingThread::Holds(DebateSide side) const {
   const SidePosition& p = Position(side);
   if (!p.spoke) return false;
   if (side == owner) return p.stance != Stance::kWithdraw;
-  return p.stance == Stance::kNew || p.stance == Stance::kAgree;
+  return p.stance == Stance::kNew || p.stance == Stance::kAgree ||
+         p.stance == Stance::kStillPresent;
 }
 
 bool FindingThread::Rejects(DebateSide side) const {
@@ -123,7 +124,9 @@ std::vector<FindingThread> BuildThreads(const std::vector<RoundRecord>& rounds) 
         }
       }
       if (targets.empty()) {
-        if (entry.stance == Stance::kWithdraw) continue;  // withdraws nothing known
+        if (entry.stance == Stance::kWithdraw || entry.stance == Stance::kFixed) {
+          continue;  // withdraws / fixes nothing known
+        }
         FindingThread thread;
         thread.id = entry.id;
         thread.owner = SideOf(round);

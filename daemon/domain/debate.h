@@ -6,14 +6,15 @@
 // challenge before it. REQUIRES (CheckRoundSequence): rounds numbered 0, 1, 2, ... with
 // foreign == (round is odd). The cap counts challenger invocations, not rounds.
 //
-// Threads. Finding ids are shared across the debate: a reviewer answers an earlier finding
-// by repeating its id (or, for agree/rebut/withdraw with an unknown id, by listing known ids
-// in refs). The first side to use an id owns that finding. A side's latest stance on a
-// thread is its position:
-//   owner:     new/agree/rebut = holds the finding; withdraw = dropped it. An owner-side
-//              withdraw counts only from the owner's own family (one challenger cannot
-//              withdraw another challenger's finding).
-//   other:     new/agree = holds (endorses) it; rebut = rejects it; withdraw = neutral.
+// Threads. Finding ids are the daemon's (finding_ids.h: "r<round>.<family>.<id>"): a reviewer
+// answers an earlier finding by naming its full id (or, for a stance other than new with an
+// unknown id, by listing known ids in refs). The first side to use an id owns that finding. A
+// side's latest stance on a thread is its position:
+//   owner:     new/agree/rebut/fixed/still_present = holds the finding (nothing is fixed within
+//              one revision); withdraw = dropped it. An owner-side withdraw counts only from
+//              the owner's own family (one challenger cannot withdraw another's finding).
+//   other:     new/agree/still_present = holds (endorses) it; rebut = rejects it; withdraw
+//              and fixed = neutral.
 // "Open disagreement" = a thread the owner holds and the other side rejects: a rebut the
 // owner has not withdrawn for, and the rebutting side has not taken back (agree/withdraw).
 // An owner's "agree" after a rebut is read as standing by the finding, not as conceding

@@ -40,6 +40,9 @@ struct Dispatch {
   int64_t proc_start = 0;  // /proc/<pid>/stat starttime, to never kill a recycled pid
   int64_t created_ms = 0, not_before_ms = 0, started_ms = 0, finished_ms = 0;
   int64_t deadline_ms = 0, last_output_ms = 0;
+  // A writer's starting point: its repository's HEAD commit when the worker started ("" when
+  // not in a git repository, unborn, or not a writer). Claims are judged against it.
+  std::string start_head;
   int timeout_s = 0;
   double budget_usd = 0;
   int exit_code = -1;

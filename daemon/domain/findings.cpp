@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <set>
 
 namespace conclave::domain {
@@ -11,9 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 6> kSeverityNames = {"BLOCKER", "HIGH", "MAJOR",
-                                                            "MEDIUM",  "LOW",  "INFO"};
-constexpr std::array<std::string_view, 4> kStanceNames = {"new", "agree", "rebut", "withdraw"};
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -38,7 +36,9 @@ std::string ReadLocation(const json& loc, size_t index, Finding& out) {
     const size_t colon = s.rfind(':');
     if (colon != std::string::npos && colon + 1 < s.size() &&
         std::all_of(s.begin() + colon + 1, s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      out.line = std::stoi(s.substr(colon + 1, 9));
+      // At most 9 digits (fits an int); from_chars, not std::stoi: nothing here may throw.
+      const char* digits = s.data() + colon + 1;
+      std::from_chars(digits, digits + std::min<size_t>(9, s.size() - colon - 1), out.line);
       s.resize(colon);
     }
     out.path = s;
@@ -78,17 +78,16 @@ std::string ReadFinding(const json& item, size_t index, Finding& out) {
   if (auto e = required_string("severity", text); !e.empty()) return e;
   auto severity = ParseSeverity(text);
   if (!severity) {
-    return Where(index, "severity") +
-           ": expected one of BLOCKER|HIGH|MAJOR|MEDIUM|LOW|INFO, got \"" + text + "\"";
+    return Where(index, "severity") + ": expected one of " +
+           JoinNames(kSeverityNames, std::size(kSeverityNames)) + ", got \"" + text + "\"";
   }
   out.severity = *severity;
   if (auto e = required_string("category", text); !e.empty()) return e;
   std::transform(text.begin(), text.end(), text.begin(),
                  [](char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; });
   if (!IsValidCategory(text)) {
-    return Where(index, "category") +
-           ": expected one of correctness|security|performance|maintainability|docs, got \"" +
-           text + "\"";
+    return Where(index, "category") + ": expected one of " +
+           JoinNames(kFindingCategories, std::size(kFindingCategories)) + ", got \"" + text + "\"";
   }
   out.category = text;
   if (auto e = required_string("title", out.title); !e.empty()) return e;
@@ -101,7 +100,10 @@ std::string ReadFinding(const json& item, size_t index, Finding& out) {
   }
   if (auto it = item.find("stance"); it != item.end() && !it->is_null()) {
     auto stance = it->is_string() ? ParseStance(it->get<std::string>()) : std::nullopt;
-    if (!stance) return Where(index, "stance") + ": expected one of new|agree|rebut|withdraw";
+    if (!stance) {
+      return Where(index, "stance") + ": expected one of " +
+             JoinNames(kStanceNames, std::size(kStanceNames));
+    }
     out.stance = *stance;
   }
   if (auto it = item.find("refs"); it != item.end() && !it->is_null()) {
@@ -161,7 +163,7 @@ std::string_view SeverityName(Severity severity) {
 }
 
 std::optional<Severity> ParseSeverity(std::string_view name) {
-  for (size_t i = 0; i < kSeverityNames.size(); ++i) {
+  for (size_t i = 0; i < std::size(kSeverityNames); ++i) {
     if (EqualsIgnoreCase(name, kSeverityNames[i])) return static_cast<Severity>(i);
   }
   return std::nullopt;
@@ -172,10 +174,19 @@ Severity Stricter(Severity a, Severity b) { return a < b ? a : b; }
 std::string_view StanceName(Stance stance) { return kStanceNames[static_cast<size_t>(stance)]; }
 
 std::optional<Stance> ParseStance(std::string_view name) {
-  for (size_t i = 0; i < kStanceNames.size(); ++i) {
+  for (size_t i = 0; i < std::size(kStanceNames); ++i) {
     if (EqualsIgnoreCase(name, kStanceNames[i])) return static_cast<Stance>(i);
   }
   return std::nullopt;
+}
+
+std::string JoinNames(const std::string_view* names, size_t count, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < count; ++i) {
+    if (i) out += sep;
+    out += names[i];
+  }
+  return out;
 }
 
 bool IsValidCategory(std::string_view category) {

@@ -22,8 +22,10 @@ namespace conclave::domain {
 enum class Severity { kBlocker, kHigh, kMajor, kMedium, kLow, kInfo };
 
 // new: raised here; agree: endorses a finding with that id; rebut: contests it;
-// withdraw: takes back one's own finding (or one's earlier stance on another's finding).
-enum class Stance { kNew, kAgree, kRebut, kWithdraw };
+// withdraw: takes back one's own finding (or one's earlier stance on another's finding);
+// fixed / still_present: on a new revision of the artifact, an earlier finding is fixed / is
+// still there (only the finding's own family closes it, by withdraw or fixed).
+enum class Stance { kNew, kAgree, kRebut, kWithdraw, kFixed, kStillPresent };
 
 struct Finding {
   std::string id;
@@ -44,6 +46,11 @@ struct FindingsParse {
 
 inline constexpr std::string_view kFindingCategories[] = {"correctness", "security", "performance",
                                                           "maintainability", "docs"};
+// The names in enum order: the one definition the parser, the schema and the briefs use.
+inline constexpr std::string_view kSeverityNames[] = {"BLOCKER", "HIGH", "MAJOR",
+                                                      "MEDIUM",  "LOW",  "INFO"};
+inline constexpr std::string_view kStanceNames[] = {"new",   "agree", "rebut", "withdraw",
+                                                    "fixed", "still_present"};
 
 // "BLOCKER" | "HIGH" | "MAJOR" | "MEDIUM" | "LOW" | "INFO".
 std::string_view SeverityName(Severity severity);
@@ -52,7 +59,7 @@ std::optional<Severity> ParseSeverity(std::string_view name);
 // The stricter of the two (BLOCKER is strictest).
 Severity Stricter(Severity a, Severity b);
 
-// "new" | "agree" | "rebut" | "withdraw".
+// "new" | "agree" | "rebut" | "withdraw" | "fixed" | "still_present".
 std::string_view StanceName(Stance stance);
 // Case-insensitive inverse of StanceName; nullopt for anything else.
 std::optional<Stance> ParseStance(std::string_view name);
@@ -71,42 +78,8 @@ FindingsParse ExtractFindings(std::string_view text);
 // The wire/storage form, the inverse of one ParseFindingsJson item.
 nlohmann::json FindingToJson(const Finding& finding);
 
-// JSON Schema (draft 2020-12 subset) for the reviewer's answer, for `claude --json-schema`
-// and similar structured-output options.
-inline constexpr std::string_view kFindingsJsonSchema = R"json({
-  "type": "object",
-  "additionalProperties": false,
-  "required": ["findings"],
-  "properties": {
-    "findings": {
-      "type": "array",
-      "items": {
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["id", "severity", "category", "location", "title", "detail", "stance", "refs"],
-        "properties": {
-          "id": {"type": "string", "minLength": 1},
-          "severity": {"type": "string", "enum": ["BLOCKER", "HIGH", "MAJOR", "MEDIUM", "LOW", "INFO"]},
-          "category": {"type": "string",
-                       "enum": ["correctness", "security", "performance", "maintainability", "docs"]},
-          "location": {
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["path", "line"],
-            "properties": {
-              "path": {"type": "string"},
-              "line": {"type": "integer", "minimum": 0}
-            }
-          },
-          "title": {"type": "string", "minLength": 1},
-          "detail": {"type": "string"},
-          "stance": {"type": "string", "enum": ["new", "agree", "rebut", "withdraw"]},
-          "refs": {"type": "array", "items": {"type": "string"}}
-        }
-      }
-    }
-  }
-})json";
+// "a|b|c" of a name list, for messages and briefs.
+std::string JoinNames(const std::string_view* names, size_t count, std::string_view sep = "|");
 
 }  // namespace conclave::domain
 

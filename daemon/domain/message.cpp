@@ -11,7 +11,7 @@ namespace conclave::domain {
 const std::vector<std::string>& MessageTypes() {
   static const std::vector<std::string> kTypes = {
       "status", "dispatch", "worker_done", "heartbeat", "escalation", "decision_gate",
-      "question", "reply"};
+      "question", "reply", "flow"};
   return kTypes;
 }
 

@@ -12,7 +12,11 @@ std::string Joined(const std::vector<std::string>& items) {
 // Checks that only apply to a run that ended cleanly: the contract, then the claims.
 Classification CheckContract(const ContractFacts& c) {
   Classification r;
-  if (c.required && !c.contract.missing.empty()) {
+  if (c.reviewer && !c.contract.changed_files.empty()) {
+    r.kind = FailureKind::kContractViolation;
+    r.evidence = "a reviewer claimed changes (reviewers change nothing): " +
+                 Joined(c.contract.changed_files);
+  } else if (c.required && !c.contract.missing.empty()) {
     r.kind = FailureKind::kContractViolation;
     r.evidence = "output contract broken: missing section(s) " + Joined(c.contract.missing);
   } else if (c.required && (c.contract.status == "FAIL" || c.contract.status == "BLOCKED")) {

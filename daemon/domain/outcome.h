@@ -48,6 +48,7 @@ struct ContractFacts {
   bool writer = false;    // claims under CHANGES are checked against the worktree
   WorkerContract contract;
   std::vector<std::string> unpersisted;  // claims that do not hold (written ≠ persisted)
+  bool reviewer = false;  // a reviewer changes nothing: any claim under CHANGES breaks it
 };
 
 struct Classification {

@@ -9,8 +9,9 @@
 namespace conclave::domain {
 namespace {
 
-constexpr std::array<std::string_view, 5> kVerdictNames = {"APPROVED", "NEEDS_CHANGES", "BLOCKED",
-                                                           "adversarial-stalemate", "gate-absent"};
+constexpr std::array<std::string_view, 6> kVerdictNames = {
+    "APPROVED", "NEEDS_CHANGES", "BLOCKED", "adversarial-stalemate", "gate-absent",
+    "APPROVED_BY_SIGNOFF"};
 constexpr int kOverlapLines = 3;
 
 // The owner's current statement of the thread, as the entry a report shows.
@@ -26,6 +27,7 @@ ReconciledFinding FromThread(const FindingThread& t, const std::vector<FindingTh
   out.finding = CurrentVersion(t);
   out.family = t.owner_family;
   out.round = t.first_round;
+  out.role = t.owner == DebateSide::kPrimary ? "primary" : "challenger";
   bool severity_set = false;
   for (DebateSide side : {DebateSide::kPrimary, DebateSide::kChallenger}) {
     if (!t.Holds(side)) continue;
@@ -99,13 +101,15 @@ std::vector<ReconciledFinding> SynthesizeParallel(const std::vector<LineFindings
   std::vector<ReconciledFinding> out;
   for (size_t i = 0; i < lines.size(); ++i) {
     for (const Finding& f : lines[i].findings) {
-      ReconciledFinding entry{f,
-                              lines[i].family,
-                              0,
-                              IsForeignFamily(lines[i].family, writer_family),
-                              std::string(kAdoptedSingle),
-                              f.stance != Stance::kWithdraw,
-                              {}};
+      ReconciledFinding entry;
+      entry.finding = f;
+      entry.family = lines[i].family;
+      entry.round = lines[i].round;
+      entry.profile = lines[i].profile;
+      entry.role = lines[i].role;
+      entry.from_foreign = IsForeignFamily(lines[i].family, writer_family);
+      entry.disposition = std::string(kAdoptedSingle);
+      entry.open = f.stance != Stance::kWithdraw;
       for (size_t j = 0; j < lines.size(); ++j) {
         for (const Finding& g : lines[j].findings) {
           if (j == i || g.stance == Stance::kWithdraw || !Overlaps(f, g)) continue;

@@ -61,6 +61,13 @@ struct ReconciledFinding {
   std::string disposition;
   bool open = true;
   std::vector<std::string> overlaps;  // ids of the other side's overlapping findings
+  // Provenance the service fills in (carry_over.h stores it): the raising reviewer's profile
+  // and role (primary | challenger | line), the revision it was raised in, whether it was
+  // carried from an earlier revision and the answers it got there ("<family>:<stance>").
+  std::string profile, role;
+  int revision = 0;
+  bool carried = false;
+  std::vector<std::string> answers;
 };
 
 // One parallel review line's answer.
@@ -68,11 +75,16 @@ struct LineFindings {
   std::string profile;
   std::string family;
   std::vector<Finding> findings;
+  int round = 0;             // the line's round number (copied to its entries)
+  std::string role = "line";
 };
 
-enum class Verdict { kApproved, kNeedsChanges, kBlocked, kStalemate, kGateAbsent };
+// kApprovedBySignoff is never decided by DecideGate: only a human sign-off on a stalemate or
+// gate-absent decision gate sets it (signoff.h).
+enum class Verdict { kApproved, kNeedsChanges, kBlocked, kStalemate, kGateAbsent, kApprovedBySignoff };
 
-// "APPROVED" | "NEEDS_CHANGES" | "BLOCKED" | "adversarial-stalemate" | "gate-absent".
+// "APPROVED" | "NEEDS_CHANGES" | "BLOCKED" | "adversarial-stalemate" | "gate-absent" |
+// "APPROVED_BY_SIGNOFF".
 std::string_view VerdictName(Verdict verdict);
 // Exact inverse of VerdictName; nullopt for anything else.
 std::optional<Verdict> ParseVerdict(std::string_view name);

@@ -86,22 +86,28 @@ std::string NormalizeStatus(std::string_view word, bool upper_case_only) {
   return "";
 }
 
-bool LooksLikePath(std::string_view token) {
+// A path as workers write one. Non-ASCII (UTF-8) names are paths too; a name in backticks may
+// hold spaces (`my notes.txt`).
+bool LooksLikePath(std::string_view token, bool quoted = false) {
   if (token.empty() || token.front() == '/' || token.front() == '~') return false;
+  if (quoted && (token.front() == ' ' || token.back() == ' ')) return false;
   for (char c : token) {
     if (!(IsAlpha(c) || IsDigit(c) || c == '/' || c == '.' || c == '_' || c == '-' || c == '+' ||
-          c == '@')) {
+          c == '@' || static_cast<unsigned char>(c) >= 0x80 || (quoted && c == ' '))) {
       return false;
     }
   }
   const std::string padded = "/" + std::string(token) + "/";
   if (padded.find("/../") != std::string::npos || padded == "/./") return false;
-  if (token.find('/') != std::string_view::npos) return true;
+  const bool spaced = token.find(' ') != std::string_view::npos;
+  if (!spaced && token.find('/') != std::string_view::npos) return true;
   const size_t dot = token.rfind('.');
   if (dot != std::string_view::npos && dot + 1 < token.size()) {
     std::string_view ext = token.substr(dot + 1);
-    return std::any_of(ext.begin(), ext.end(), IsAlpha);
+    // "`run make now`" is prose; "`my notes.txt`" a name: a spaced one needs an extension.
+    return std::any_of(ext.begin(), ext.end(), IsAlpha) && ext.find(' ') == std::string_view::npos;
   }
+  if (spaced) return false;
   return std::find(std::begin(kWellKnownFiles), std::end(kWellKnownFiles), token) !=
          std::end(kWellKnownFiles);
 }
@@ -173,8 +179,10 @@ void CollectPaths(std::string_view line, std::vector<std::string>& out) {
     candidates.push_back(CleanToken(line.substr(open + 1, close - open - 1)));
     open = line.find('`', close + 1);
   }
-  for (std::string_view candidate : candidates) {
-    if (LooksLikePath(candidate) && std::find(out.begin(), out.end(), candidate) == out.end()) {
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    std::string_view candidate = candidates[i];
+    if (LooksLikePath(candidate, i > 0) &&
+        std::find(out.begin(), out.end(), candidate) == out.end()) {
       out.emplace_back(candidate);
     }
   }

@@ -1,3 +1,4 @@
+// Contract: see brief_renderer.h.
 #include "exec/brief_renderer.h"
 
 #include <fstream>
@@ -42,12 +43,62 @@ bool HeadingOf(const std::string& line, std::string* name, std::string* rest) {
   return false;
 }
 
-void ReplaceAll(std::string& s, const std::string& from, const std::string& to) {
+// Removes {{#name}}...{{/name}} blocks (keep=false) or just their markers (keep=true).
+std::string Blocks(std::string s, const std::string& name, bool keep) {
+  const std::string open = "{{#" + name + "}}", close = "{{/" + name + "}}";
   size_t pos = 0;
-  while ((pos = s.find(from, pos)) != std::string::npos) {
-    s.replace(pos, from.size(), to);
-    pos += to.size();
+  while ((pos = s.find(open, pos)) != std::string::npos) {
+    size_t end = s.find(close, pos + open.size());
+    if (end == std::string::npos) {
+      s.erase(pos, open.size());
+      continue;
+    }
+    if (keep) {
+      s.erase(end, close.size());
+      s.erase(pos, open.size());
+    } else {
+      s.erase(pos, end + close.size() - pos);
+    }
   }
+  return s;
+}
+
+// The value of each placeholder for this brief.
+std::map<std::string, std::string> Values(const BriefInput& in) {
+  std::map<std::string, std::string> v;
+  v["title"] = in.title;
+  v["role"] = in.role;
+  v["task_id"] = std::to_string(in.task_id);
+  v["attempt"] = std::to_string(in.attempt);
+  if (in.review) {
+    const auto& p = *in.review;
+    v["section:ROLE"] = p.role;
+    v["section:TASK"] = domain::BriefTask(p);
+    v["section:SCOPE"] = "the artifact in this brief; review only, change no files";
+    v["section:MODE"] = "review-only";
+    v["section:REVIEW_MODE"] = p.review_mode;
+    v["section:DONE"] = "every defect you found is in your answer, in the answer format";
+    v["brief"] = domain::RenderPlainBrief(p);
+    for (const char* k : {"hypothesis", "scope", "validation", "extra"}) v[k] = "";
+    return v;
+  }
+  auto sections = ParseBriefSections(in.brief);
+  for (const char* name : kSections) {
+    auto it = sections.find(name);
+    v[std::string("section:") + name] = it == sections.end() ? "" : it->second;
+  }
+  v["contract"] = in.require_contract ? kContractInstructions : "";
+  v["answer_format"] = "";
+  v["hypothesis"] = in.hypothesis;
+  v["scope"] = in.scope;
+  v["validation"] = in.validation;
+  v["extra"] = in.extra;
+  v["brief"] = in.brief;
+  return v;
+}
+
+bool IsAnswerFormatSlot(const std::string& name) {
+  return name == "answer_format" || name == "contract" || name == "section:OUTPUT";
 }
 }  // namespace
 
@@ -74,27 +125,41 @@ std::map<std::string, std::string> ParseBriefSections(const std::string& brief) 
 }
 
 std::string RenderTemplate(const std::string& tmpl, const BriefInput& in) {
-  std::string s = tmpl;
-  auto sections = ParseBriefSections(in.brief);
-  for (const char* name : kSections) {
-    auto it = sections.find(name);
-    ReplaceAll(s, std::string("{{section:") + name + "}}", it == sections.end() ? "" : it->second);
+  const bool reviewer = in.review.has_value();
+  std::string t = Blocks(Blocks(tmpl, "writer", !reviewer), "reviewer", reviewer);
+  const auto values = Values(in);
+  std::string out;
+  bool answer_placed = false;
+  size_t pos = 0;
+  while (pos < t.size()) {
+    size_t open = t.find("{{", pos);
+    size_t close = open == std::string::npos ? open : t.find("}}", open + 2);
+    if (close == std::string::npos) {
+      out += t.substr(pos);
+      break;
+    }
+    out += t.substr(pos, open - pos);
+    const std::string name = t.substr(open + 2, close - open - 2);
+    if (reviewer && IsAnswerFormatSlot(name)) {
+      if (!answer_placed) out += in.review->answer_format;
+      answer_placed = true;
+    } else if (auto it = values.find(name); it != values.end()) {
+      out += it->second;
+    } else {
+      out += t.substr(open, close + 2 - open);  // not ours: left as written
+    }
+    pos = close + 2;
   }
-  ReplaceAll(s, "{{contract}}", in.require_contract ? kContractInstructions : "");
-  ReplaceAll(s, "{{title}}", in.title);
-  ReplaceAll(s, "{{role}}", in.role);
-  ReplaceAll(s, "{{hypothesis}}", in.hypothesis);
-  ReplaceAll(s, "{{scope}}", in.scope);
-  ReplaceAll(s, "{{validation}}", in.validation);
-  ReplaceAll(s, "{{task_id}}", std::to_string(in.task_id));
-  ReplaceAll(s, "{{attempt}}", std::to_string(in.attempt));
-  ReplaceAll(s, "{{extra}}", in.extra);
-  ReplaceAll(s, "{{brief}}", in.brief);  // last: the brief may itself contain braces
-  return s;
+  if (reviewer && !answer_placed) {
+    if (!out.empty() && out.back() != '\n') out += '\n';
+    out += "\n" + in.review->answer_format;
+  }
+  return out;
 }
 
 std::string RenderBrief(const std::string& profiles_dir, const std::string& template_name,
                         const BriefInput& in) {
+  if (template_name.empty() && in.review) return domain::RenderPlainBrief(*in.review);
   if (!template_name.empty()) {
     std::ifstream f(profiles_dir + "/templates/" + template_name + ".tmpl");
     if (f) {
@@ -102,6 +167,7 @@ std::string RenderBrief(const std::string& profiles_dir, const std::string& temp
       ss << f.rdbuf();
       return RenderTemplate(ss.str(), in);
     }
+    if (in.review) return domain::RenderPlainBrief(*in.review);
   }
   std::string out = in.brief;
   if (!out.empty() && out.back() != '\n') out += '\n';

@@ -1,13 +1,27 @@
-// Brief rendering: the same structured brief (ROLE / SCOPE / MODE / REVIEW_MODE / TASK / DONE /
-// OUTPUT sections, or free text) rendered through a per-profile template from
-// profiles/templates/<name>.tmpl. Placeholders: {{title}} {{brief}} {{role}} {{hypothesis}}
-// {{scope}} {{validation}} {{task_id}} {{attempt}} {{extra}} {{contract}}, and
-// {{section:NAME}} for a section of the structured brief ("" when absent). Without a template
-// the brief is followed by the extra text and the worker-contract instructions.
+// Brief rendering: the same brief rendered through a per-profile template from
+// profiles/templates/<name>.tmpl.
+// A writer's brief is structured text (ROLE / SCOPE / MODE / REVIEW_MODE / TASK / DONE / OUTPUT
+// sections, or free text) split by ParseBriefSections. A reviewer's brief is structured parts
+// (domain/review_brief.h) and is never parsed for sections: the parts are placed directly, so
+// an artifact line that looks like a heading cannot split or overwrite anything.
+// Placeholders: {{title}} {{brief}} {{role}} {{hypothesis}} {{scope}} {{validation}}
+// {{task_id}} {{attempt}} {{extra}} {{contract}} {{answer_format}}, {{section:NAME}}, and the
+// blocks {{#writer}}...{{/writer}} / {{#reviewer}}...{{/reviewer}} (kept only for that kind of
+// brief). Expansion is one pass: text put in by a placeholder is never expanded again.
+// For a reviewer: {{section:ROLE}} = the role, {{section:TASK}} = header, instructions, carried
+// findings, earlier rounds, workspace and the fenced artifact, {{section:OUTPUT}} /
+// {{contract}} / {{answer_format}} = the answer format (at the first of them only), the writer
+// placeholders are empty; a template that places no answer format gets it appended. Without
+// a template a writer's brief is followed by the extra text and the worker-contract
+// instructions, a reviewer's brief is its parts in order.
+// Thread-safety: pure functions apart from reading the template file.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
+
+#include "domain/review_brief.h"
 
 namespace conclave::exec {
 
@@ -16,6 +30,7 @@ struct BriefInput {
   int attempt = 1;
   std::string title, brief, role, hypothesis, scope, validation, extra;
   bool require_contract = true;
+  std::optional<domain::ReviewBriefParts> review;  // set: a reviewer round
 };
 
 // The worker-contract instructions appended to every brief that expects one.

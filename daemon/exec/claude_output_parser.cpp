@@ -61,7 +61,7 @@ ClaudeEvents ReadEvents(std::string_view out) {
   }
   if (!ev.result) {
     // --output-format json may be pretty-printed on some versions: try the whole text.
-    auto whole = json::parse(out, nullptr, false);
+    auto whole = ParseJson(out);
     if (!whole.is_discarded() && JsonStr(whole, "type") == "result") ev.result = std::move(whole);
   }
   return ev;

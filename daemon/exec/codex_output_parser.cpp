@@ -49,7 +49,7 @@ ParsedOutput ParseCodexOutput(std::string_view out, std::string_view err, int ex
   }
   p.result_text = last_agent_message;
   if (!last_agent_message.empty() && last_agent_message.front() == '{') {
-    auto j = json::parse(last_agent_message, nullptr, false);
+    auto j = ParseJson(last_agent_message);
     if (!j.is_discarded() && j.is_object()) p.structured_output = std::move(j);
   }
 

@@ -25,25 +25,43 @@ CommandResult ProcessCommandRunner::Run(const std::vector<std::string>& argv,
   auto child = SpawnChild(spec);
   if (!child.ok()) return r;
   close(child->stdin_fd);
-  close(child->stderr_fd);
+  // stderr is read and dropped, never closed early: a helper writing to a closed pipe
+  // (git's "Preparing worktree...") dies of SIGPIPE.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   char buf[4096];
-  bool eof = false;
-  while (!eof) {
+  int fds[2] = {child->stdout_fd, child->stderr_fd};
+  while (fds[0] >= 0 || fds[1] >= 0) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                     deadline - std::chrono::steady_clock::now())
                     .count();
     if (left <= 0) break;
-    pollfd p{child->stdout_fd, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-    ssize_t n = read(child->stdout_fd, buf, sizeof buf);
-    if (n > 0) {
-      if (r.out.size() < (1 << 20)) r.out.append(buf, static_cast<size_t>(n));
-    } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-      eof = true;
+    pollfd p[2];
+    nfds_t n_open = 0;
+    for (int fd : fds) {
+      if (fd >= 0) p[n_open++] = pollfd{fd, POLLIN, 0};
+    }
+    if (poll(p, n_open, static_cast<int>(left)) <= 0) continue;
+    for (nfds_t i = 0; i < n_open; ++i) {
+      if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t n = read(p[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        if (p[i].fd == child->stdout_fd && r.out.size() < (1 << 20)) {
+          r.out.append(buf, static_cast<size_t>(n));
+        }
+      } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+        for (int& fd : fds) {
+          if (fd == p[i].fd) {
+            close(fd);
+            fd = -1;
+          }
+        }
+      }
     }
   }
-  close(child->stdout_fd);
+  bool eof = fds[0] < 0 && fds[1] < 0;
+  for (int fd : fds) {
+    if (fd >= 0) close(fd);
+  }
   if (child->pidfd >= 0) close(child->pidfd);
   if (!eof) kill(-child->pid, SIGKILL);
   int status = 0;

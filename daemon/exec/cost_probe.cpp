@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "exec/parser_support.h"
+
 namespace conclave::exec {
 namespace {
 constexpr size_t kMaxPartial = 1 << 20;
@@ -23,7 +25,7 @@ std::optional<double> CostFromLine(std::string_view line) {
   if (line.empty() || line[0] != '{' || line.find("cost_usd") == std::string_view::npos) {
     return std::nullopt;
   }
-  auto j = nlohmann::json::parse(line, nullptr, false);
+  auto j = parser_detail::ParseJson(line);  // depth-limited: worker output
   if (!j.is_object()) return std::nullopt;
   std::optional<double> cost;
   for (const char* k : {"total_cost_usd", "cost_usd"}) {

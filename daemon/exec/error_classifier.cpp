@@ -4,7 +4,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <regex>
+#include <cstdint>
+#include <functional>
 #include <string>
 
 #include "exec/parser_support.h"
@@ -14,7 +15,8 @@ namespace {
 
 using domain::FailureKind;
 
-// Regexes and wording checks only ever see this much of a message or line.
+// The status/retry scanners and the wording checks only ever see this much of a message or
+// line (the scanners are linear, so this bounds work, not stack depth).
 constexpr size_t kMaxScan = 4096;
 // How many lines from the end of stderr / of the non-JSON stdout the fallback reads.
 constexpr size_t kStderrLines = 20;
@@ -58,50 +60,172 @@ std::vector<std::string_view> LastLines(std::string_view text, size_t max,
   return out;
 }
 
+// A small scanner over ASCII-lower-cased text for the status and retry-hint forms below. It
+// replaces std::regex, whose matcher recursed once per character of a `\s*` run (a worker
+// printing a keyword and megabytes of blanks overflowed the stack) and took minutes on
+// megabytes of text. Each form is matched at its leftmost position, as regex_search did, on
+// the first kMaxScan bytes (Lower clips).
+// Character classes follow ECMAScript in the "C" locale: \s, \d, and \b on [A-Za-z0-9_].
+constexpr size_t kNo = std::string_view::npos;
+
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsWord(char c) {
+  return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+struct Scan {
+  std::string_view s;
+  size_t Spaces(size_t i) const {
+    while (i < s.size() && IsSpace(s[i])) ++i;
+    return i;
+  }
+  size_t Lit(size_t i, std::string_view lit) const {  // kNo unless s[i..] starts with lit
+    return i <= s.size() && s.compare(i, lit.size(), lit) == 0 ? i + lit.size() : kNo;
+  }
+  size_t Opt(size_t i, std::string_view chars) const {  // one optional char from `chars`
+    return i < s.size() && chars.find(s[i]) != kNo ? i + 1 : i;
+  }
+  size_t One(size_t i, std::string_view chars) const {  // one required char from `chars`
+    return i != kNo && i < s.size() && chars.find(s[i]) != kNo ? i + 1 : kNo;
+  }
+  bool WordStart(size_t i) const { return i == 0 || !IsWord(s[i - 1]); }
+  bool WordEnd(size_t i) const { return i == s.size() || !IsWord(s[i]); }
+  // (\d{3}) at i, optionally followed by \b; the value, or -1.
+  int Three(size_t i, bool word_end) const {
+    if (i == kNo || i + 3 > s.size()) return -1;
+    if (!IsDigit(s[i]) || !IsDigit(s[i + 1]) || !IsDigit(s[i + 2])) return -1;
+    if (word_end && !WordEnd(i + 3)) return -1;
+    return (s[i] - '0') * 100 + (s[i + 1] - '0') * 10 + (s[i + 2] - '0');
+  }
+  // (\d+) at i as a number saturating at `cap`, or -1.
+  int64_t Digits(size_t i, int64_t cap, size_t* end = nullptr) const {
+    if (i == kNo || i >= s.size() || !IsDigit(s[i])) return -1;
+    int64_t v = 0;
+    for (; i < s.size() && IsDigit(s[i]); ++i) v = std::min(cap, v * 10 + (s[i] - '0'));
+    if (end) *end = i;
+    return v;
+  }
+};
+
+// The value of the leftmost match of `form` (which reports -1 where it does not match),
+// trying only the occurrences of `anchor` ("" = every position).
+template <typename Form>
+int64_t Leftmost(const Scan& sc, std::string_view anchor, Form form) {
+  for (size_t p = anchor.empty() ? 0 : sc.s.find(anchor); p < sc.s.size();
+       p = anchor.empty() ? p + 1 : sc.s.find(anchor, p + 1)) {
+    if (int64_t v = form(p); v >= 0) return v;
+  }
+  return -1;
+}
+
 }  // namespace
 
 std::optional<int> FindHttpStatus(std::string_view message) {
-  static const std::array<std::regex, 7> kPatterns = {
-      std::regex(R"re(api error:?\s*(?:request rejected\s*)?\(?(\d{3})\b)re", std::regex::icase),
-      std::regex(R"re(last status:?\s*(\d{3})\b)re", std::regex::icase),
-      std::regex(R"re(unexpected status\s*(\d{3})\b)re", std::regex::icase),
-      std::regex(R"re("?(?:statusCode|status|code)"?\s*[:=]\s*(\d{3})\b)re", std::regex::icase),
-      std::regex(R"re(\bstatus\s+(\d{3})\b)re", std::regex::icase),
-      std::regex(
-          R"re(\b(\d{3})\s+(?:Unauthorized|Forbidden|Too Many Requests|Internal Server Error|Bad Gateway|Service Unavailable|Gateway Timeout)\b)re",
-          std::regex::icase),
-      std::regex(R"re(\((\d{3})\))re"),
+  const std::string lower = Lower(message);
+  const Scan sc{lower};
+  static const std::function<int64_t(const Scan&)> kForms[] = {
+      // api error:?\s*(?:request rejected\s*)?\(?(\d{3})\b
+      [](const Scan& sc) {
+        return Leftmost(sc, "api error", [&](size_t p) {
+          size_t i = sc.Spaces(sc.Opt(p + 9, ":"));
+          if (size_t r = sc.Lit(i, "request rejected"); r != kNo) i = sc.Spaces(r);
+          return sc.Three(sc.Opt(i, "("), true);
+        });
+      },
+      // last status:?\s*(\d{3})\b
+      [](const Scan& sc) {
+        return Leftmost(sc, "last status",
+                        [&](size_t p) { return sc.Three(sc.Spaces(sc.Opt(p + 11, ":")), true); });
+      },
+      // unexpected status\s*(\d{3})\b
+      [](const Scan& sc) {
+        return Leftmost(sc, "unexpected status",
+                        [&](size_t p) { return sc.Three(sc.Spaces(p + 17), true); });
+      },
+      // "?(?:statusCode|status|code)"?\s*[:=]\s*(\d{3})\b
+      [](const Scan& sc) {
+        return Leftmost(sc, "", [&](size_t p) {
+          for (std::string_view kw : {"statuscode", "status", "code"}) {
+            size_t i = sc.Lit(p, kw);
+            if (i == kNo) continue;
+            i = sc.One(sc.Spaces(sc.Opt(i, "\"")), ":=");
+            if (int v = i == kNo ? -1 : sc.Three(sc.Spaces(i), true); v >= 0) return v;
+          }
+          return -1;
+        });
+      },
+      // \bstatus\s+(\d{3})\b
+      [](const Scan& sc) {
+        return Leftmost(sc, "status", [&](size_t p) {
+          size_t i = p + 6;
+          if (!sc.WordStart(p) || i >= sc.s.size() || !IsSpace(sc.s[i])) return -1;
+          return sc.Three(sc.Spaces(i), true);
+        });
+      },
+      // \b(\d{3})\s+(?:Unauthorized|Forbidden|Too Many Requests|...)\b
+      [](const Scan& sc) {
+        return Leftmost(sc, "", [&](size_t p) {
+          int v = sc.WordStart(p) ? sc.Three(p, false) : -1;
+          if (v < 0 || p + 3 >= sc.s.size() || !IsSpace(sc.s[p + 3])) return -1;
+          size_t i = sc.Spaces(p + 3);
+          for (std::string_view phrase :
+               {"unauthorized", "forbidden", "too many requests", "internal server error",
+                "bad gateway", "service unavailable", "gateway timeout"}) {
+            if (size_t e = sc.Lit(i, phrase); e != kNo && sc.WordEnd(e)) return v;
+          }
+          return -1;
+        });
+      },
+      // \((\d{3})\)
+      [](const Scan& sc) {
+        return Leftmost(sc, "(", [&](size_t p) {
+          int v = sc.Three(p + 1, false);
+          return v >= 0 && sc.One(p + 4, ")") != kNo ? v : -1;
+        });
+      },
   };
-  const std::string s(message.substr(0, kMaxScan));
-  for (const auto& re : kPatterns) {
-    std::smatch m;
-    if (std::regex_search(s, m, re)) {
-      auto v = ParseDecimal(m[1].str());
-      if (v && *v >= 400 && *v <= 599) return static_cast<int>(*v);
-    }
+  for (const auto& form : kForms) {
+    int64_t v = form(sc);
+    if (v >= 400 && v <= 599) return static_cast<int>(v);
   }
   return std::nullopt;
 }
 
 std::optional<int> FindRetryAfter(std::string_view text) {
-  static const std::regex kSeconds(R"re(retry[-_ ]after"?\s*[:=]?\s*"?(\d+)\s*s?)re",
-                                   std::regex::icase);
-  static const std::regex kMs(R"re(retry[-_ ]?delay[-_ ]?ms"?\s*[:=]\s*(\d+))re",
-                              std::regex::icase);
-  static const std::regex kRetryIn(R"re(retry(?:ing)? in\s+(\d+)\s*s)re", std::regex::icase);
-  const std::string s(text.substr(0, kMaxScan));
-  auto clamp = [](std::optional<int64_t> v) -> std::optional<int> {
-    if (!v) return std::nullopt;
-    return static_cast<int>(std::min<int64_t>(*v, kMaxRetryAfterS));
-  };
-  std::smatch m;
-  if (std::regex_search(s, m, kSeconds)) return clamp(ParseDecimal(m[1].str()));
-  if (std::regex_search(s, m, kMs)) {
-    auto ms = ParseDecimal(m[1].str());
-    if (!ms) return std::nullopt;
-    return clamp(*ms / 1000 + (*ms % 1000 != 0 ? 1 : 0));
-  }
-  if (std::regex_search(s, m, kRetryIn)) return clamp(ParseDecimal(m[1].str()));
+  const std::string lower = Lower(text);
+  const Scan sc{lower};
+  // Numbers saturate at the cap while they are read: no overflow however many digits.
+  constexpr int64_t kCapS = kMaxRetryAfterS;
+  // retry[-_ ]after"?\s*[:=]?\s*"?(\d+)
+  int64_t v = Leftmost(sc, "retry", [&](size_t p) {
+    size_t i = sc.Lit(sc.One(p + 5, "-_ "), "after");
+    if (i == kNo) return int64_t{-1};
+    i = sc.Opt(sc.Spaces(sc.Opt(sc.Spaces(sc.Opt(i, "\"")), ":=")), "\"");
+    return sc.Digits(i, kCapS);
+  });
+  if (v >= 0) return static_cast<int>(v);
+  // retry[-_ ]?delay[-_ ]?ms"?\s*[:=]\s*(\d+)   (milliseconds, rounded up)
+  v = Leftmost(sc, "retry", [&](size_t p) {
+    size_t i = sc.Lit(sc.Opt(sc.Lit(sc.Opt(p + 5, "-_ "), "delay"), "-_ "), "ms");
+    if (i == kNo) return int64_t{-1};
+    i = sc.One(sc.Spaces(sc.Opt(i, "\"")), ":=");
+    return i == kNo ? -1 : sc.Digits(sc.Spaces(i), kCapS * 1000);
+  });
+  if (v >= 0) return static_cast<int>((v + 999) / 1000);
+  // retry(?:ing)? in\s+(\d+)\s*s
+  v = Leftmost(sc, "retry", [&](size_t p) {
+    size_t i = p + 5;
+    if (size_t g = sc.Lit(i, "ing"); g != kNo) i = g;
+    i = sc.Lit(i, " in");
+    if (i == kNo || i >= sc.s.size() || !IsSpace(sc.s[i])) return int64_t{-1};
+    size_t end = kNo;
+    int64_t n = sc.Digits(sc.Spaces(i), kCapS, &end);
+    return n >= 0 && sc.One(sc.Spaces(end), "s") != kNo ? n : -1;
+  });
+  if (v >= 0) return static_cast<int>(v);
   return std::nullopt;
 }
 

@@ -120,7 +120,7 @@ ParsedOutput ParseGeminiOutput(std::string_view out, std::string_view err, int e
   // --output-format json
   ParsedOutput p;
   std::optional<json> obj;
-  auto whole = json::parse(out, nullptr, false);
+  auto whole = ParseJson(out);
   if (!whole.is_discarded() && whole.is_object()) obj = std::move(whole);
   if (!obj) obj = TrailingJsonObject(out);
   std::optional<json> err_obj = TrailingJsonObject(err);

@@ -1,6 +1,8 @@
 #include "exec/launch_plan.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <algorithm>
@@ -8,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+
+#include "domain/findings_schema.h"
 
 extern char** environ;
 
@@ -108,10 +112,17 @@ Status BuildArgv(const LaunchRequest& req, const TemplateContext& ctx, LaunchPla
     }
   }
   if (req.reviewer) {
-    for (const auto& a : p.review_args) {
-      auto r = ResolveTemplate(a, "review_args", ctx);
-      if (!r.ok()) return FailedPrecondition("profile " + p.name + " review_args: " + r.status().message());
-      plan.spec.argv.push_back(r->value);
+    // The legacy review_args, then the findings schema and the CLI's read-only mode.
+    for (const auto& [field, args] : {std::pair{"review_args", &p.review_args},
+                                      std::pair{"schema_args", &p.schema_args},
+                                      std::pair{"readonly_args", &p.readonly_args}}) {
+      for (const auto& a : *args) {
+        auto r = ResolveTemplate(a, field, ctx);
+        if (!r.ok()) {
+          return FailedPrecondition("profile " + p.name + " " + field + ": " + r.status().message());
+        }
+        plan.spec.argv.push_back(r->value);
+      }
     }
   }
   switch (delivery.value()) {
@@ -186,19 +197,25 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   char budget[32];
   std::snprintf(budget, sizeof budget, "%.4f", req.budget_usd);
   TemplateContext ctx = TemplateContextFor(
-      daemon_env, {{"CWD", req.terminal_cwd}, {"DISPATCH_DIR", dir},
+      daemon_env, {{"CWD", req.workdir.empty() ? req.terminal_cwd : req.workdir},
+                   {"DISPATCH_DIR", dir},
                    {"HOME", Lookup(daemon_env, "HOME", "/tmp")},
                    {"TMPDIR", Lookup(daemon_env, "TMPDIR", "/tmp")},
-                   {"budget_usd", budget}, {"findings_schema", ""},
+                   {"budget_usd", budget},
+                   {"findings_schema", domain::FindingsSchemaText()},
                    {"findings_schema_file", dir + "/findings_schema.json"},
                    {"BRIEF_FILE", dir + "/brief.txt"}});
-  if (p.isolate_home) Isolate(dir, env, ctx, plan);
+  if (p.isolate_home) Isolate(req.private_dir.empty() ? dir : req.private_dir, env, ctx, plan);
   if (Status s = ResolveProfileEnv(p, ctx, env, plan); !s.ok()) return s;
   std::string workdir = req.terminal_cwd;
-  if (p.workdir == "dispatch") {
+  if (!req.workdir.empty()) {
+    workdir = req.workdir;
+  } else if (p.workdir == "dispatch") {
     workdir = dir + "/work";
     plan.dirs.push_back(workdir);
   }
+  // A reviewer's answer schema, for ${findings_schema_file}.
+  if (req.reviewer) plan.files.emplace_back(dir + "/findings_schema.json", ctx.vars["findings_schema"]);
   env["PWD"] = workdir;  // some CLIs (opencode) trust $PWD over the real working directory
   env["CONCLAVE_SOCKET"] = req.socket;
   env["CONCLAVE_TERMINAL_HANDLE"] = req.terminal;
@@ -207,6 +224,18 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   env["CONCLAVE_DISPATCH_TOKEN"] = req.token;
   plan.secrets.push_back(req.token);
   plan.spec.cwd = workdir;
+  if (p.sandbox == "bwrap") {
+    plan.sandboxed = true;
+    plan.sandbox.cwd = workdir;
+    plan.sandbox.dispatch_dir = dir;
+    if (!req.socket.empty() && req.socket[0] == '/') plan.sandbox.socket = req.socket;
+    plan.sandbox.state_dir = req.state_dir;
+    plan.sandbox.config_file = req.config_file;
+    if (!p.isolate_home) {
+      plan.sandbox.home = Lookup(daemon_env, "HOME", "");
+      env["TMPDIR"] = "/tmp";  // the sandbox's private /tmp: the rest is read-only
+    }
+  }
   if (Status s = BuildArgv(req, ctx, plan); !s.ok()) return s;
   for (const auto& [k, v] : env) plan.spec.env.push_back(k + "=" + v);
   plan.files.emplace_back(dir + "/brief.txt", req.brief);
@@ -243,6 +272,30 @@ Status PrepareLaunch(LaunchPlan& plan) {
     out << content;
     if (!out) return FailedPrecondition("cannot write " + path);
     chmod(path.c_str(), 0600);
+  }
+  if (plan.sandboxed) {
+    if (FindOnPath("bwrap", plan.spec.env).empty()) {
+      return FailedPrecondition("sandbox: bwrap is not on PATH (install the bubblewrap package; "
+                                "`conclave doctor` says whether it can run here)");
+    }
+    // The copies of home_files are bound read-only where the CLI looks for them (without an
+    // isolated HOME the real ones are read-only like the rest).
+    for (const auto& [real, copy] : plan.home_files) plan.sandbox.readonly.push_back(copy);
+    // What the daemon writes and later reads back (the result is parsed from stdout.log) stays
+    // read-only inside the writable dispatch directory: created now, so there is something to
+    // bind over before the worker starts.
+    for (const auto& f : {plan.transcript_path, plan.stdout_path}) {
+      int fd = open(f.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      if (fd < 0) return FailedPrecondition("cannot create " + f);
+      close(fd);
+    }
+    for (const auto& f : {plan.transcript_path, plan.stdout_path,
+                          plan.sandbox.dispatch_dir + "/brief.txt",
+                          plan.sandbox.dispatch_dir + "/findings_schema.json"}) {
+      plan.sandbox.readonly.push_back(f);
+    }
+    if (Status s = ResolveSandboxPaths(plan.sandbox); !s.ok()) return s;
+    plan.spec.argv = BwrapArgv(plan.sandbox, plan.spec.argv);
   }
   return Status::Ok();
 }

@@ -1,6 +1,10 @@
 // LaunchPlan: everything needed to start one worker, assembled from the profile and the
 // dispatch — argv, environment, working directory, the brief (stdin or last argument), files
-// to write into the isolated HOME, and the secrets to redact. PlanLaunch only computes (no
+// to write into the isolated HOME, and the secrets to redact. A reviewer dispatch also gets
+// the findings schema (${findings_schema}, and ${findings_schema_file}: findings_schema.json
+// written into the dispatch directory) with the profile's schema_args, then its readonly_args
+// (the CLI's read-only / plan mode), and may run in a directory of its own (workdir) with its
+// isolated HOME outside the state directory (private_dir). PlanLaunch only computes (no
 // I/O); PrepareLaunch creates the directories and writes the files. `conclave doctor` uses
 // the same environment and template rules (DaemonEnvironment, TemplateContextFor), so what it
 // checks is what the daemon will spawn.
@@ -18,6 +22,7 @@
 #include "common/status.h"
 #include "exec/child_process.h"
 #include "exec/profile.h"
+#include "exec/sandbox.h"
 
 namespace conclave::exec {
 
@@ -27,11 +32,15 @@ struct LaunchRequest {
   std::string terminal_cwd;  // the terminal's directory
   std::string dispatch_dir;  // STATE_DIR/dispatches/<id>
   std::string socket;        // the daemon's unix socket path, for CONCLAVE_SOCKET
+  std::string state_dir;     // hidden from a sandboxed worker
+  std::string config_file;   // its directory hidden from a sandboxed worker ("" = none)
   std::string token;         // the dispatch token (a secret)
   std::string brief;         // rendered
   int64_t task_id = 0, dispatch_id = 0;
   double budget_usd = 0;
   bool reviewer = false;
+  std::string workdir;      // the run's working directory when set (a reviewer's round dir)
+  std::string private_dir;  // where the isolated HOME/TMPDIR go when set (else dispatch_dir)
   const std::map<std::string, std::string>* daemon_env = nullptr;
 };
 
@@ -45,11 +54,15 @@ struct LaunchPlan {
   std::vector<std::pair<std::string, std::string>> home_files;  // (real path, isolated path)
   std::vector<std::pair<std::string, std::string>> files_readonly;  // copied home files, 0400
   std::string transcript_path, stdout_path;
+  // Profile "sandbox": "bwrap": PrepareLaunch resolves these paths and wraps spec.argv in
+  // bubblewrap (exec/sandbox).
+  bool sandboxed = false;
+  SandboxPaths sandbox;
 };
 
 StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req);
 // Creates the directories, writes the files, copies home_files (their credential-like contents
-// join the plan's secrets).
+// join the plan's secrets); for a sandboxed profile, wraps the command in bwrap.
 Status PrepareLaunch(LaunchPlan& plan);
 
 // Credential-like tokens inside a file (runs of 20+ token characters), for redaction.

@@ -92,6 +92,30 @@ std::optional<int> JsonHttpStatus(const json& obj, const char* key) {
   return static_cast<int>(*n);
 }
 
+json ParseJson(std::string_view text) {
+  // A linear pre-scan of the nesting depth (brackets inside strings do not count); the
+  // parser itself is iterative, but copying or dumping the result would recurse per level.
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return json(json::value_t::discarded);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
 std::vector<json> JsonLines(std::string_view text) {
   std::vector<json> out;
   size_t pos = 0;
@@ -102,7 +126,7 @@ std::vector<json> JsonLines(std::string_view text) {
     pos = nl + 1;
     size_t a = line.find_first_not_of(" \t\r");
     if (a == std::string_view::npos || line[a] != '{') continue;
-    auto j = json::parse(line.substr(a), nullptr, false);
+    auto j = ParseJson(line.substr(a));
     if (!j.is_discarded() && j.is_object()) out.push_back(std::move(j));
   }
   return out;
@@ -119,7 +143,7 @@ std::optional<json> TrailingJsonObject(std::string_view text) {
     if (found == std::string_view::npos) break;
     if (found == 0 || text[found - 1] == '\n') {
       ++tries;
-      auto j = json::parse(text.substr(found), nullptr, false);
+      auto j = ParseJson(text.substr(found));
       if (!j.is_discarded() && j.is_object()) return j;
     }
     pos = found;

@@ -1,6 +1,8 @@
 // Contract: helpers the per-CLI output parsers share. Worker output is hostile: nothing here
 // throws on any input (no throwing conversions, no json::value() on a mistyped field), every
-// number is parsed with bounds, and regular expressions only ever see short, clipped text.
+// number is parsed with bounds, JSON is parsed with a nesting limit (ParseJson), and the
+// status/retry-hint scanners are linear, with no std::regex and no recursion, over the first
+// 4 KiB of a message.
 //
 // Pure functions, no state: safe from any thread. Not part of the daemon-facing API (that is
 // output_parser.h); used by *_output_parser.cpp and their tests.
@@ -49,6 +51,13 @@ int64_t JsonInt(const nlohmann::json& obj, const char* key);
 std::optional<double> JsonNonNegative(const nlohmann::json& obj, const char* key);
 // The member as an HTTP status: an integer (or a string of digits) in 100..599; nullopt else.
 std::optional<int> JsonHttpStatus(const nlohmann::json& obj, const char* key);
+
+// Parses text as JSON without throwing: discarded when it is not JSON or nests deeper than
+// kMaxJsonDepth (copying or printing a deeper document recurses once per level: a worker's
+// line of 100k '[' would overflow the daemon's stack). Every parser reads worker JSON
+// through this (JsonLines and TrailingJsonObject included).
+inline constexpr int kMaxJsonDepth = 256;
+nlohmann::json ParseJson(std::string_view text);
 
 // Non-blank lines of `text` that parse as JSON objects, in order.
 std::vector<nlohmann::json> JsonLines(std::string_view text);

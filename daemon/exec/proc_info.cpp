@@ -1,6 +1,7 @@
 #include "exec/proc_info.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <charconv>
 #include <fstream>
@@ -32,6 +33,8 @@ std::optional<ProcStat> ReadProcStat(pid_t pid) {
     if (field == 5 && num) st.pgid = static_cast<pid_t>(v);
     if (field == 14 && num) st.utime = v;
     if (field == 15 && num) st.stime = v;
+    if (field == 16 && num) st.cutime = v;
+    if (field == 17 && num) st.cstime = v;
     if (field == 22) {
       if (!num) return std::nullopt;
       st.start_time = v;
@@ -75,6 +78,26 @@ Ancestry ReadAncestry(pid_t pid, pid_t ancestor) {
   }
   a.descends = cur == ancestor;
   return a;
+}
+
+namespace {
+std::string ReadLink(const std::string& path) {
+  char buf[4096];
+  ssize_t n = readlink(path.c_str(), buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+}  // namespace
+
+std::string ReadProcExe(pid_t pid) {
+  return pid > 0 ? ReadLink("/proc/" + std::to_string(pid) + "/exe") : std::string();
+}
+
+std::string ReadProcStdinTty(pid_t pid) {
+  if (pid <= 0) return "";
+  std::string target = ReadLink("/proc/" + std::to_string(pid) + "/fd/0");
+  const bool tty = target.rfind("/dev/pts/", 0) == 0 || target.rfind("/dev/tty", 0) == 0 ||
+                   target == "/dev/console";
+  return tty ? target : "";
 }
 
 }  // namespace conclave::exec

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace conclave::exec {
@@ -18,6 +19,7 @@ struct ProcStat {
   pid_t pgid = 0;
   int64_t start_time = 0;  // field 22 (clock ticks since boot)
   int64_t utime = 0, stime = 0;  // fields 14, 15 (clock ticks)
+  int64_t cutime = 0, cstime = 0;  // fields 16, 17: reaped children's (clock ticks)
 };
 
 // /proc/<pid>/stat, parsed with bounds; nullopt when the process is gone or unreadable.
@@ -44,5 +46,11 @@ struct Ancestry {
   bool descends = false;
 };
 Ancestry ReadAncestry(pid_t pid, pid_t ancestor);
+
+// /proc/<pid>/exe ("" when unreadable).
+std::string ReadProcExe(pid_t pid);
+// The terminal device pid's stdin is (/dev/pts/N, /dev/ttyN, /dev/console), "" when its stdin
+// is not a terminal or cannot be read.
+std::string ReadProcStdinTty(pid_t pid);
 
 }  // namespace conclave::exec

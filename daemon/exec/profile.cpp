@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace conclave::exec {
@@ -59,6 +60,13 @@ StatusOr<Profile> ParseProfile(const nlohmann::json& j, const std::string& file,
   auto num = [&](const char* key, int& out, int min) -> Status {
     if (!j.contains(key)) return Status::Ok();
     if (!j[key].is_number_integer()) return FieldError(bad_field, key, "must be an integer");
+    if (j[key].get<double>() > std::numeric_limits<int>::max()) {
+      return FieldError(bad_field, key, "must be at most " +
+                                            std::to_string(std::numeric_limits<int>::max()));
+    }
+    if (j[key].get<double>() < min) {
+      return FieldError(bad_field, key, "must be at least " + std::to_string(min));
+    }
     out = j[key].get<int>();
     if (out < min) {
       return FieldError(bad_field, key, "must be at least " + std::to_string(min));
@@ -177,6 +185,18 @@ StatusOr<BriefDelivery> PlanBriefDelivery(const Profile& p, size_t brief_bytes) 
                             ") takes the brief as an argument with no \"brief_large\"");
 }
 
+StatusOr<Profile> LoadProfileFromJson(std::string_view text, const std::string& file,
+                                      std::string* bad_field) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    if (bad_field) bad_field->clear();
+    return InvalidArgument(std::string("not valid JSON: ") + e.what());
+  }
+  return ParseProfile(j, file, bad_field);
+}
+
 ProfileSet LoadProfiles(const std::string& dir) {
   ProfileSet set;
   std::error_code ec;
@@ -193,15 +213,8 @@ ProfileSet LoadProfiles(const std::string& dir) {
     std::ifstream in(f);
     std::stringstream ss;
     ss << in.rdbuf();
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(ss.str());
-    } catch (const nlohmann::json::exception& e) {
-      set.errors.push_back({f.string(), "", std::string("not valid JSON: ") + e.what()});
-      continue;
-    }
     std::string field;
-    auto p = ParseProfile(j, f.string(), &field);
+    auto p = LoadProfileFromJson(ss.str(), f.string(), &field);
     if (!p.ok()) {
       set.errors.push_back({f.string(), field, p.status().message()});
       continue;

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -83,6 +84,10 @@ enum class BriefDelivery { kStdin, kArg, kLargeArgs };
 StatusOr<BriefDelivery> PlanBriefDelivery(const Profile& p, size_t brief_bytes);
 
 ProfileSet LoadProfiles(const std::string& dir);
+// Parses one profile file's text (`file` names it in errors); what LoadProfiles does per file.
+// Never throws; `bad_field` gets the offending field ("" when the text is not JSON).
+StatusOr<Profile> LoadProfileFromJson(std::string_view text, const std::string& file,
+                                      std::string* bad_field);
 // Parses one profile document; errors name the field.
 StatusOr<Profile> ParseProfile(const nlohmann::json& j, const std::string& file,
                                std::string* bad_field);

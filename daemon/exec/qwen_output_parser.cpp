@@ -23,7 +23,7 @@ std::optional<json> FindResult(std::string_view out) {
   std::optional<json> last;
   size_t first = out.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && out[first] == '[') {
-    auto whole = json::parse(out, nullptr, false);
+    auto whole = ParseJson(out);
     if (!whole.is_discarded() && whole.is_array()) {
       for (auto& e : whole) {
         if (JsonStr(e, "type") == "result") last = e;

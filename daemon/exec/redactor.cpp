@@ -84,7 +84,6 @@ StreamRedactor::StreamRedactor(std::vector<std::string> secrets) {
   // Longest first, so a secret that contains another is replaced whole.
   std::sort(secrets_.begin(), secrets_.end(),
             [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
-  for (const auto& s : secrets_) hold_ = std::max(hold_, s.size() - 1);
 }
 
 Redactor::Redactor(const std::vector<std::string>& secrets) : secrets_(secrets) {
@@ -145,10 +144,20 @@ std::string ReplaceAll(const std::string& buf, const std::vector<std::string>& s
 std::string StreamRedactor::Feed(std::string_view chunk) {
   if (secrets_.empty()) return std::string(chunk);
   pending_.append(chunk);
-  if (pending_.size() <= hold_) return {};
-  // Find a cut point: everything before `cut` is emitted. A secret starting before the cut
-  // but ending after it must stay pending, so scan matches first.
-  size_t cut = pending_.size() - hold_;
+  // Hold back only what may still become a secret: the longest tail of pending_ that is a
+  // proper prefix of one (a secret split across chunks starts there). Everything else goes
+  // out now, so a live transcript is not held up by ordinary output.
+  size_t hold = 0;
+  for (const auto& s : secrets_) {
+    for (size_t n = std::min(s.size() - 1, pending_.size()); n > hold; --n) {
+      if (pending_.compare(pending_.size() - n, n, s, 0, n) == 0) {
+        hold = n;
+        break;
+      }
+    }
+  }
+  // Everything before `cut` is emitted; a secret that starts before it is whole in pending_.
+  size_t cut = pending_.size() - hold;
   std::string out;
   size_t i = 0;
   while (i < cut) {

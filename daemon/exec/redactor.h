@@ -1,7 +1,8 @@
 // StreamRedactor: replaces every occurrence of any secret with "[REDACTED]" in a byte stream
-// fed in arbitrary chunks. It holds back the last (longest form − 1) bytes so a secret split
-// across two chunks is still caught. A secret of 8 bytes or more is also caught in the forms a
-// worker could print it in: URL-encoded, and base64 (standard and URL alphabets) at each of
+// fed in arbitrary chunks. It holds back only a tail that could be the start of a secret (at
+// most the longest form − 1 bytes), so a secret split across two chunks is still caught while
+// ordinary output is emitted at once. A secret of 8 bytes or more is also caught in the forms
+// a worker could print it in: URL-encoded, and base64 (standard and URL alphabets) at each of
 // the three byte alignments it can have inside a longer encoded text. RedactAll() is the
 // one-shot form for stored text.
 #pragma once
@@ -27,7 +28,6 @@ class StreamRedactor {
 
  private:
   std::vector<std::string> secrets_;
-  size_t hold_ = 0;
   std::string pending_;
 };
 

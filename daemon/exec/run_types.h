@@ -17,8 +17,9 @@ namespace conclave::exec {
 
 struct RunLimits {
   std::chrono::milliseconds hard_timeout{0};  // 0 = none
+  // Idle = no output and no activity (RunHandle::NoteActivity) for this long.
   std::chrono::milliseconds idle_timeout{0};  // 0 = none: no idle escalation
-  std::chrono::milliseconds idle_kill{0};     // 0 = never kill for silence
+  std::chrono::milliseconds idle_kill{0};     // 0 = never kill for being idle
   std::chrono::milliseconds kill_grace{3000};
   std::chrono::milliseconds eof_grace{2000};
 };
@@ -51,6 +52,10 @@ class RunHandle {
   virtual void Stop(domain::StopReason reason, const std::string& detail) = 0;
   virtual bool finished() const = 0;
   virtual std::chrono::steady_clock::time_point last_output() const = 0;
+  // The run's processes were seen working (CPU or I/O) although silent, or their activity
+  // could not be read (unknown is never idle): the idle escalation and the idle kill count
+  // silence from now. The hard timeout is not affected.
+  virtual void NoteActivity() = 0;
 };
 
 }  // namespace conclave::exec

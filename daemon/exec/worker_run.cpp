@@ -50,6 +50,7 @@ WorkerRun::WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::strin
   transcript_fd_ = open(transcript_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   stdout_fd_ = open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   last_output_ = std::chrono::steady_clock::now();
+  last_activity_ = last_output_;
 }
 
 WorkerRun::~WorkerRun() {
@@ -233,9 +234,17 @@ void WorkerRun::ArmIdleTimer() {
   });
 }
 
+void WorkerRun::NoteActivity() {
+  if (exited()) return;
+  last_activity_ = std::chrono::steady_clock::now();
+  silence_reported_.reset();
+}
+
 void WorkerRun::OnIdleTick() {
   auto now = std::chrono::steady_clock::now();
-  auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_output_);
+  // Idle only when silent AND inactive: the later of the last output and the last activity.
+  auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(
+      now - std::max(last_output_, last_activity_));
   if (limits_.idle_kill.count() > 0 && silent >= limits_.idle_kill && phase_ == Phase::kRunning) {
     outcome_.idle_killed = true;
     Terminate();

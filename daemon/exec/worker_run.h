@@ -7,7 +7,9 @@
 // group is killed after eof_grace. Output is redacted and appended to the transcript file
 // (stdout and stderr interleaved as they arrive) and stdout alone to stdout.log; memory use is
 // bounded whatever the output size. Timeouts: hard (SIGTERM to the group, SIGKILL after
-// kill_grace), idle (no output for idle_timeout → on_idle, once per silence) and idle kill.
+// kill_grace), idle (no output and no activity noted for idle_timeout → on_idle, once per
+// silence) and idle kill (the same for idle_kill). Activity is judged by the caller (the
+// service layer samples /proc off the loop) and reported with NoteActivity().
 // Thread-safety: loop thread only. Callbacks run on the loop.
 #pragma once
 
@@ -40,6 +42,7 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   int64_t start_time() const override { return child_.start_time; }
   bool finished() const override { return phase_ == Phase::kFinished; }
   std::chrono::steady_clock::time_point last_output() const override { return last_output_; }
+  void NoteActivity() override;
   Phase phase() const { return phase_; }
 
  private:
@@ -72,6 +75,7 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   int open_streams_ = 2;  // stdout and stderr until each reaches EOF
   bool reaped_elsewhere_ = false;  // ECHILD: the status is unknown (never taken as success)
   std::chrono::steady_clock::time_point last_output_;
+  std::chrono::steady_clock::time_point last_activity_;  // NoteActivity: working, not printing
   // Set when the current silence was reported through on_idle; cleared by new output.
   std::optional<std::chrono::steady_clock::time_point> silence_reported_;
   RunOutcome outcome_;

@@ -13,6 +13,8 @@ PeerInfo InspectUnixPeer(uint32_t uid, int32_t pid) {
   p.uid = uid;
   p.pid = pid;
   p.ancestry = exec::ReadAncestry(pid, getpid());
+  p.exe = exec::ReadProcExe(pid);
+  p.tty = exec::ReadProcStdinTty(pid);
   return p;
 }
 
@@ -20,6 +22,8 @@ Caller Callers::Resolve(const PeerInfo& peer) {
   Caller c;
   c.uid = peer.uid;
   c.pid = peer.pid;
+  c.exe = peer.exe;
+  c.tty = peer.tty;
   if (peer.tcp) return c;  // admitted by its bearer token: the coordinator
   if (peer.uid != geteuid()) {
     c.role = CallerRole::kForeign;

@@ -25,6 +25,7 @@ struct PeerInfo {
   uint32_t uid = 0;
   int32_t pid = 0;
   exec::Ancestry ancestry;  // from the peer up to the daemon, read at accept time
+  std::string exe, tty;     // its executable and the terminal on its stdin, read at accept
 };
 
 // Reads the ancestry of a unix-socket peer (pid and uid from SO_PEERCRED).

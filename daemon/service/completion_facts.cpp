@@ -84,12 +84,16 @@ CompletionFacts GatherFacts(const CompletionSnapshot& snap, const exec::RunOutco
   if (p && p->contract.has_value()) f.contract.required = *p->contract;
   if (reviewer) f.contract.required = false;
   f.contract.writer = snap.task.role == "writer";
+  f.contract.reviewer = reviewer;
   if (f.ran_clean) {
     f.contract.contract = domain::ParseWorkerContract(f.parsed.result_text);
     f.result["contract"] = domain::ContractToJson(f.contract.contract);
     if (f.contract.writer && !f.contract.contract.changed_files.empty()) {
       f.contract.unpersisted =
-          exec::UnpersistedClaims(commands, snap.terminal_cwd, f.contract.contract.changed_files);
+          exec::UnpersistedClaims(commands,
+                                  {snap.terminal_cwd, snap.dispatch.start_head,
+                                   snap.dispatch.started_ms},
+                                  f.contract.contract.changed_files);
     }
   }
   f.result["text"] = Bounded(f.parsed.result_text);

@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "config/config.h"
 #include "events/event_bus.h"
+#include "exec/activity_probe.h"
 #include "exec/command_runner.h"
 #include "exec/launcher.h"
 #include "exec/profile.h"
@@ -60,6 +61,8 @@ struct Core {
   CommitBatcher batcher;
   exec::ProfileSet profiles;
   boost::asio::thread_pool helpers{2};  // git, big reads, version probes: off the loop
+  // Reads a run's CPU and I/O from /proc (on the helper pool); tests put a fake here.
+  std::shared_ptr<exec::ActivityProbe> activity = std::make_shared<exec::ProcActivityProbe>();
   std::map<std::string, std::string> daemon_env;  // read once at start (exec::DaemonEnvironment)
   exec::Redactor redactor;  // the daemon's standing secrets (exec::DaemonSecrets)
   int64_t started_ms = 0;

@@ -7,6 +7,8 @@
 #include "exec/child_process.h"
 #include "exec/launch_plan.h"
 #include "exec/profile.h"
+#include "exec/profile_model.h"
+#include "domain/model_family.h"
 
 namespace conclave::service {
 namespace {
@@ -26,6 +28,8 @@ ProfileCheck StaticCheck(const exec::Profile& p, const std::map<std::string, std
   ProfileCheck c;
   c.profile = p.name;
   c.family = p.family;
+  c.type = p.type;
+  c.sandbox = p.sandbox;
   c.program = p.command.empty() ? "" : p.command[0];
   std::vector<std::string> env_list;
   for (const auto& [k, v] : env) env_list.push_back(k + "=" + v);
@@ -76,6 +80,18 @@ ProfileCheck StaticCheck(const exec::Profile& p, const std::map<std::string, std
     }
   }
   if (!endpoint_seen && p.type == "cli") c.ok.push_back("endpoint: the CLI's own default");
+  if (p.type == "cli") {
+    const std::string model = exec::ResolveModelName(p, env);
+    const domain::FamilyCheck family = domain::EffectiveFamily(p.family, model);
+    if (model.empty()) {
+      c.warnings.push_back("no model name in the profile's argv, env or config files: the "
+                           "declared family '" + p.family + "' is trusted");
+    } else if (!family.warning.empty()) {
+      c.warnings.push_back(family.warning);
+    } else {
+      c.ok.push_back("model " + model + ": family " + family.family);
+    }
+  }
   return c;
 }
 
@@ -88,35 +104,81 @@ std::vector<std::string> VersionArgv(const exec::Profile& p, const ProfileCheck&
   return argv;
 }
 
+// Whether bwrap can run a worker here: the same namespaces the launcher asks for
+// (exec/sandbox). Then a problem for each profile that asks for the sandbox and cannot have it,
+// and advice for each CLI profile without it where it would run. Blocking: the helper pool.
+void ProbeSandbox(exec::CommandRunner& commands, const std::string& bwrap, DoctorReport& report) {
+  std::string why;
+  if (bwrap.empty()) {
+    why = "bwrap is not on conclaved's PATH";
+  } else {
+    exec::CommandResult v = commands.Run({bwrap, "--version"}, "/tmp", 5000);
+    std::string version = v.out.substr(0, v.out.find('\n'));
+    exec::CommandResult r =
+        commands.Run({bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                      "--unshare-pid", "--die-with-parent", "--new-session", "/bin/true"},
+                     "/tmp", 10000);
+    if (r.exit_code == 0) {
+      report.sandbox_runs = true;
+      report.sandbox = "bubblewrap runs here (" + bwrap + (version.empty() ? "" : ", " + version) + ")";
+    } else {
+      why = bwrap + " cannot create its namespaces here (exit " + std::to_string(r.exit_code) +
+            "; user namespaces may be disabled, e.g. kernel.unprivileged_userns_clone=0 or "
+            "inside a container)";
+    }
+  }
+  if (!report.sandbox_runs) report.sandbox = "bubblewrap cannot run here: " + why;
+  for (auto& c : report.profiles) {
+    const bool wants = c.sandbox == "bwrap";
+    if (wants && report.sandbox_runs) {
+      c.ok.push_back("sandbox: bwrap runs here");
+    } else if (wants) {
+      c.problems.push_back("sandbox: bwrap asked for, but " + why);
+      c.fixes.push_back("install bubblewrap (deploy/install-deps.sh) and allow unprivileged user "
+                        "namespaces, or remove \"sandbox\" from the profile");
+    } else if (report.sandbox_runs && c.type == "cli") {
+      c.advice.push_back("no sandbox: this worker can read everything your user can (the state "
+                         "directory's database, the config); bubblewrap runs here — set "
+                         "\"sandbox\": \"bwrap\" in " + c.profile + "'s profile (README, \"Trust\")");
+    }
+  }
+}
+
 }  // namespace
 
-void Doctor::Run(Done<std::vector<ProfileCheck>> done) {
-  std::vector<ProfileCheck> checks;
+void Doctor::Run(Done<DoctorReport> done) {
+  DoctorReport report;
   std::vector<std::vector<std::string>> version_argv;
   for (const auto& p : core_.profiles.profiles) {
     ProfileCheck c = StaticCheck(p, core_.daemon_env);
     version_argv.push_back(VersionArgv(p, c));
-    checks.push_back(std::move(c));
+    report.profiles.push_back(std::move(c));
   }
-  // Version probes run CLIs (some take seconds to start): on the helper pool, never the loop.
+  std::vector<std::string> env_list;
+  for (const auto& [k, v] : core_.daemon_env) env_list.push_back(k + "=" + v);
+  std::string bwrap = exec::FindOnPath("bwrap", env_list);
+  // Version probes run CLIs (some take seconds to start), and the sandbox probe creates
+  // namespaces: on the helper pool, never the loop.
   auto& io = core_.io;
   auto& commands = core_.commands;
-  boost::asio::post(core_.helpers, [&io, &commands, checks = std::move(checks), version_argv,
-                                    done = std::move(done)]() mutable {
-    for (size_t i = 0; i < checks.size(); ++i) {
+  boost::asio::post(core_.helpers, [&io, &commands, report = std::move(report), version_argv,
+                                    bwrap, done = std::move(done)]() mutable {
+    for (size_t i = 0; i < report.profiles.size(); ++i) {
+      auto& check = report.profiles[i];
       if (version_argv[i].empty()) continue;
       exec::CommandResult r = commands.Run(version_argv[i], "/tmp", 15000);
       std::string out = r.out.substr(0, r.out.find('\n'));
       if (r.exit_code == 0 && !out.empty()) {
-        checks[i].version = out;
+        check.version = out;
       } else {
-        checks[i].problems.push_back(checks[i].program + " --version failed (exit " +
-                                     std::to_string(r.exit_code) + ")");
-        checks[i].fixes.push_back("reinstall the CLI; check it runs on this Node.js version");
+        check.problems.push_back(check.program + " --version failed (exit " +
+                                 std::to_string(r.exit_code) + ")");
+        check.fixes.push_back("reinstall the CLI; check it runs on this Node.js version");
       }
     }
-    boost::asio::post(io, [checks = std::move(checks), done = std::move(done)]() mutable {
-      done(std::move(checks));
+    ProbeSandbox(commands, bwrap, report);
+    boost::asio::post(io, [report = std::move(report), done = std::move(done)]() mutable {
+      done(std::move(report));
     });
   });
 }

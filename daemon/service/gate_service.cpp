@@ -60,7 +60,9 @@ domain::Gate GateService::InsertForReview(int64_t review_id, const std::string& 
   return g;
 }
 
-void GateService::Resolve(int64_t id, const std::string& decision, Done<domain::Gate> done) {
+void GateService::Resolve(int64_t id, const std::string& decision,
+                          const domain::CallerIdentity& caller, const std::string& reason,
+                          Done<domain::Gate> done) {
   WriteThen<domain::Gate>(
       core_,
       [&]() -> StatusOr<domain::Gate> {
@@ -85,6 +87,9 @@ void GateService::Resolve(int64_t id, const std::string& decision, Done<domain::
         g->status = "resolved";
         g->decision = decision;
         g->resolved_ms = now;
+        if (g->review_id && reviews_) {
+          if (Status s = reviews_->OnReviewGateResolved(*g, caller, reason); !s.ok()) return s;
+        }
         if (!g->task_id) return *g;
         auto t = core_.tasks.Get(g->task_id);
         if (!t || !t->HeldByGate()) return *g;

@@ -3,15 +3,19 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/status.h"
 #include "domain/caller.h"
+#include "domain/caller_identity.h"
 #include "domain/dispatch.h"
+#include "domain/gate.h"
 #include "domain/message.h"
 #include "domain/outcome.h"
+#include "domain/task.h"
 
 namespace conclave::service {
 
@@ -46,11 +50,42 @@ class QueuePump {
   virtual void Pump() = 0;
 };
 
+// Live transcripts (TranscriptFollower): output was appended to a dispatch's transcript; the
+// run ended and its transcript is complete (called once its outcome's write was made).
+class TranscriptSink {
+ public:
+  virtual ~TranscriptSink() = default;
+  virtual void OnAppended(int64_t dispatch_id) = 0;
+  virtual void OnFinished(int64_t dispatch_id) = 0;
+};
+
 // Told after a dispatch's outcome committed (ReviewService, FlowService).
 class DispatchListener {
  public:
   virtual ~DispatchListener() = default;
   virtual void OnDispatchFinished(const domain::Dispatch& d) = 0;
+};
+
+// Where a run executes when not in its terminal's directory (ReviewWorkspace: a reviewer
+// round runs in a directory of its own holding only the artifact, outside the state dir).
+struct RunPlace {
+  std::string workdir;      // the working directory
+  std::string private_dir;  // where its isolated HOME/TMPDIR go
+};
+class RunPlacement {
+ public:
+  virtual ~RunPlacement() = default;
+  // nullopt: the run uses its terminal's directory and its dispatch directory as usual.
+  virtual std::optional<RunPlace> PlaceFor(const domain::Task& t, const domain::Dispatch& d) = 0;
+};
+
+// Told, inside the write that resolves it, that a decision gate over a review was resolved
+// (ReviewVerdicts records the sign-off). An error rolls the resolution back.
+class ReviewGateListener {
+ public:
+  virtual ~ReviewGateListener() = default;
+  virtual Status OnReviewGateResolved(const domain::Gate& g, const domain::CallerIdentity& caller,
+                                      const std::string& reason) = 0;
 };
 
 // Refuses a worker's call outside its own dispatch and escalates it (Callers).

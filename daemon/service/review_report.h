@@ -1,6 +1,8 @@
-// ReviewReport: the Phase-0 measurement (seed 000) — per-profile reliability of every dispatch
-// and review round, unique findings per family (incremental value), and how debates ended.
-// Loop thread only.
+// ReviewReport: the Phase-0 measurement (seed 000; issue 12 item 9) — per-profile reliability
+// of every dispatch, and the review figures of domain/review_figures.h (which reviews count,
+// unique findings by family and severity, incremental value, terminations of debates only,
+// rubber-stamp rate, reviewer reliability, cost; every rate with its denominator), per review
+// and overall. Loop thread only.
 #pragma once
 
 #include <map>
@@ -24,7 +26,7 @@ struct ReportView {
   std::vector<ProfileFigures> profiles;
   std::map<std::string, int64_t> unique_findings_per_family;
   int64_t reviews = 0;
-  std::map<std::string, int64_t> terminations;  // converged, no_movement, cap_reached, ...
+  std::map<std::string, int64_t> terminations;  // of counted debates only
   nlohmann::json json;                          // the whole report, for `report --json`
 };
 

@@ -1,13 +1,14 @@
+// Contract: see review_rounds.h.
 #include "service/review_rounds.h"
 
 #include <spdlog/spdlog.h>
 
 #include "common/utf8.h"
+#include "domain/carry_over.h"
 #include "domain/debate.h"
 #include "domain/family.h"
+#include "domain/finding_ids.h"
 #include "domain/findings.h"
-#include "domain/reconcile.h"
-#include "domain/review_brief.h"
 #include "domain/review_policy.h"
 
 namespace conclave::service {
@@ -29,119 +30,62 @@ std::vector<domain::Finding> FindingsFromJson(const std::string& text) {
   return parsed.ok ? parsed.findings : std::vector<domain::Finding>{};
 }
 
-// Reconciled findings with their provenance (family, round, profile, disposition, open).
-// Parallel lines are matched to their reviewer by family, debate findings by round.
-nlohmann::json ProvenanceJson(const std::vector<domain::ReconciledFinding>& reconciled,
-                              const std::vector<domain::ReviewRound>& rounds, bool by_round) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& f : reconciled) {
-    auto j = domain::FindingToJson(f.finding);
-    j["family"] = f.family;
-    j["round"] = f.round;
-    j["foreign"] = f.from_foreign;
-    j["disposition"] = f.disposition;
-    j["open"] = f.open;
+// The provenance the reconciliation does not know: the raising reviewer's profile, revision.
+void Stamp(std::vector<domain::ReconciledFinding>& list, const domain::Review& r,
+           const std::vector<domain::ReviewRound>& rounds) {
+  for (auto& f : list) {
+    f.revision = r.revision;
     for (const auto& x : rounds) {
-      if (by_round ? x.round == f.round : x.family == f.family) j["profile"] = x.profile;
+      if (x.round == f.round) f.profile = x.profile;
     }
-    out.push_back(j);
   }
-  return out;
 }
-
-std::string Dump(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-const std::string kReviewCoordinator(domain::kReviewSender);
 
 }  // namespace
 
-Status ReviewRounds::Launch(domain::Review& r, int round, const std::string& role,
-                            const std::string& profile, const std::string& family, int retry,
-                            std::vector<int64_t>* to_dispatch) {
-  if (!core_.profiles.Find(profile)) {
-    return FailedPrecondition("reviewer profile '" + profile + "' is not loaded");
+int ReviewRounds::Ordinal(const domain::Review& r, int round) {
+  int earlier = 0;
+  for (const auto& x : store_.Rounds(r.id)) earlier += x.revision < r.revision ? 1 : 0;
+  return earlier + round;
+}
+
+std::set<std::string> ReviewRounds::KnownIds(const domain::Review& r, const domain::ReviewRound& round) {
+  std::set<std::string> ids = domain::IdsOf(domain::ReconciledListFromText(r.carried));
+  if (round.role == "line" || r.measure) return ids;  // independent: only the carried ones
+  for (const auto& x : RoundsOfRevision(store_, r)) {
+    if (x.round >= round.round || x.state != RoundState::kDone) continue;
+    for (const auto& f : FindingsFromJson(x.findings)) ids.insert(f.id);
   }
-  if (!core_.handles.Get(kReviewCoordinator)) {
-    core_.handles.Insert({kReviewCoordinator, "coordinator", core_.clock.NowMs(), false});
-  }
-  terminals_.EnsureFor(profile, core_.config.state_dir + "/reviews", "review-");
-  std::vector<domain::ReviewRound> prior;
-  if (role != "line") {
-    for (const auto& x : store_.Rounds(r.id)) {
-      if (x.revision == r.revision && x.state == RoundState::kDone && x.round < round) {
-        prior.push_back(x);
-      }
-    }
-  }
-  domain::Task t;
-  t.title = "review " + std::to_string(r.id) + " rev " + std::to_string(r.revision) + " round " +
-            std::to_string(round) + " (" + role + ", " + profile + ")";
-  t.brief = domain::BuildRoundBrief(r, role == "line" ? 0 : round, role, prior);
-  t.status = TaskState::kReady;
-  t.role = "reviewer";
-  t.idem_key = "review:" + std::to_string(r.id) + ":rev" + std::to_string(r.revision) + ":round" +
-               std::to_string(round) + ":" + profile +
-               (retry ? ":retry" + std::to_string(retry) : "");
-  t.coordinator = kReviewCoordinator;
-  t.session = r.session;
-  t.created_ms = t.updated_ms = core_.clock.NowMs();
-  t.id = core_.tasks.Insert(t);
-  if (retry == 0) {
-    domain::ReviewRound row;
-    row.review_id = r.id;
-    row.revision = r.revision;
-    row.round = round;
-    row.role = role;
-    row.profile = profile;
-    row.family = family;
-    row.task_id = t.id;
-    row.created_ms = core_.clock.NowMs();
-    store_.InsertRound(row);
-  }
-  to_dispatch->push_back(t.id);
-  return Status::Ok();
+  return ids;
 }
 
 Status ReviewRounds::LaunchFirst(domain::Review& r, std::vector<int64_t>* to_dispatch) {
   auto plan = nlohmann::json::parse(r.plan, nullptr, false);
   if (!plan.is_object()) return Internal("review " + std::to_string(r.id) + " has no plan");
   if (r.mode == "debate") {
-    return Launch(r, 0, "primary", plan["primary"]["profile"], plan["primary"]["family"], 0,
-                  to_dispatch);
+    Status s = launcher_.Launch(r, {0, "primary", plan["primary"].value("profile", ""), 0, r.measure},
+                      to_dispatch);
+    if (s.ok() && r.measure && !plan["challengers"].empty()) {
+      // Phase 0: the foreign reviewer runs at once, on the same artifact, seeing nothing else.
+      s = launcher_.Launch(r, {1, "challenger", plan["challengers"][0].value("profile", ""), 0, true},
+                 to_dispatch);
+    }
+    if (!s.ok()) return s;
+  } else {
+    int i = 0;
+    for (const auto& l : plan["lines"]) {
+      Status ls = launcher_.Launch(r, {i++, "line", l.value("profile", ""), 0, true}, to_dispatch);
+      if (!ls.ok()) return ls;
+    }
   }
-  int i = 0;
-  for (const auto& l : plan["lines"]) {
-    Status ls = Launch(r, i++, "line", l["profile"], l["family"], 0, to_dispatch);
-    if (!ls.ok()) return ls;
+  for (const auto& x : RoundsOfRevision(store_, r)) {
+    if (x.state == RoundState::kFailed) return Advance(r, to_dispatch);  // refused at launch
   }
   return Status::Ok();
 }
 
-void ReviewRounds::DispatchRounds(const std::vector<int64_t>& task_ids) {
-  for (int64_t task_id : task_ids) {
-    auto round = store_.RoundForTask(task_id);
-    if (!round || !core_.tasks.Get(task_id)) continue;
-    auto review = store_.Get(round->review_id);
-    DispatchInput in;
-    in.task_id = task_id;
-    in.to = "@profile:" + round->profile;
-    in.from = kReviewCoordinator;
-    in.timeout_s = core_.config.review.round_timeout_s;
-    if (review && review->budget_usd > 0) {
-      double spent = 0;
-      for (const auto& x : store_.Rounds(review->id)) spent += x.cost_usd;
-      in.budget_usd = std::max(0.0001, review->budget_usd - spent);
-    }
-    scheduler_.Dispatch(in, [this, task_id](StatusOr<domain::Dispatch> d) {
-      if (!d.ok()) RoundRefused(task_id, d.status());
-    });
-  }
-}
-
 void ReviewRounds::RoundRefused(int64_t task_id, const Status& why) {
-  // Refused (budget, no terminal...): the reviewer is missing → the gate stays shut.
+  // Refused (budget, no terminal, no directory...): the reviewer is missing → the gate stays shut.
   spdlog::warn("review round task {} could not be dispatched: {}", task_id, why.message());
   std::vector<int64_t> more;
   Status s = core_.batcher.Write([&]() -> Status {
@@ -152,9 +96,9 @@ void ReviewRounds::RoundRefused(int64_t task_id, const Status& why) {
     round->finished_ms = core_.clock.NowMs();
     store_.UpdateRound(*round);
     auto r = store_.Get(round->review_id);
-    return r ? Advance(*r, &more) : Status::Ok();
+    return r && r->status == ReviewStatus::kRunning ? Advance(*r, &more) : Status::Ok();
   });
-  if (s.ok()) DispatchRounds(more);
+  if (s.ok()) launcher_.DispatchRounds(more);
 }
 
 void ReviewRounds::OnDispatchFinished(const domain::Dispatch& d) {
@@ -166,8 +110,10 @@ void ReviewRounds::OnDispatchFinished(const domain::Dispatch& d) {
 void ReviewRounds::Resume() {
   for (const auto& r : store_.List(100000)) {
     if (r.status != ReviewStatus::kRunning) continue;
-    for (const auto& round : store_.Rounds(r.id)) {
-      if (round.revision == r.revision && round.state == RoundState::kRunning) CheckRound(round);
+    // The round directories may be gone (a reboot cleans the temp dir): make them again.
+    launcher_.PrepareRunning(r);
+    for (const auto& round : RoundsOfRevision(store_, r)) {
+      if (round.state == RoundState::kRunning) CheckRound(round);
     }
   }
 }
@@ -185,7 +131,9 @@ Status ReviewRounds::ReadRound(domain::Review& r, domain::ReviewRound& round,
   }
   if (parsed.ok) {
     round.state = RoundState::kDone;
-    round.findings = FindingsToJson(parsed.findings).dump();
+    round.findings = FindingsToJson(domain::NamespaceFindings(Ordinal(r, round.round), round.family,
+                                                              parsed.findings, KnownIds(r, round)))
+                         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     return Status::Ok();
   }
   if (round.malformed > 0) {
@@ -197,10 +145,13 @@ Status ReviewRounds::ReadRound(domain::Review& r, domain::ReviewRound& round,
   // A contract violation for this round: counted for reliability, retried once.
   round.malformed = 1;
   round.error = Utf8Prefix("malformed findings: " + parsed.error, 2000);
-  store_.UpdateRound(round);
   std::vector<int64_t> retry;
-  if (Status s = Launch(r, round.round, round.role, round.profile, round.family, 1, &retry); !s.ok()) {
-    return s;
+  const bool independent = round.role == "line" || r.measure;
+  if (Status s = launcher_.Launch(r, {round.round, round.role, round.profile, 1, independent}, &retry);
+      !s.ok()) {
+    round.state = RoundState::kFailed;
+    round.error = Utf8Prefix("retry refused: " + s.message(), 2000);
+    return Status::Ok();
   }
   round.task_id = retry.front();
   round.finished_ms = 0;
@@ -241,28 +192,39 @@ void ReviewRounds::CheckRound(domain::ReviewRound round) {
     return Advance(*r, &to_dispatch);
   });
   if (!s.ok()) spdlog::error("review {}: advancing failed: {}", review_id, s.message());
-  DispatchRounds(to_dispatch);
+  launcher_.DispatchRounds(to_dispatch);
+}
+
+std::vector<domain::ReconciledFinding> ReviewRounds::Carried(
+    const domain::Review& r, const std::vector<domain::ReviewRound>& rounds,
+    std::vector<std::vector<domain::Finding>>* rest) {
+  auto carried = domain::ReconciledListFromText(r.carried);
+  const auto ids = domain::IdsOf(carried);
+  std::vector<domain::CarriedAnswer> answers;
+  for (const auto& x : rounds) {
+    rest->push_back(domain::TakeCarriedAnswers(FindingsFromJson(x.findings), x.family, ids, &answers));
+  }
+  return domain::ApplyCarriedAnswers(std::move(carried), answers);
 }
 
 bool ReviewRounds::FinalizeIfFailed(domain::Review& r, const std::vector<domain::ReviewRound>& rounds) {
   for (const auto& x : rounds) {
     if (x.state != RoundState::kFailed && x.state != RoundState::kMalformed) continue;
-    Finalize(r, "gate-absent", "reviewer_missing",
-             "reviewer " + x.profile + " (" + x.family + ", round " + std::to_string(x.round) +
-                 ") " + (x.state == RoundState::kFailed ? std::string(domain::RoundStateName(x.state))
-                                                         : std::string("returned malformed output")) +
-                 ": " + x.error,
-             nlohmann::json::array(), true);
+    // Gate-absent: the carried findings stay on record, open, for the next revision.
+    verdicts_.Finalize(
+        r, "gate-absent", "reviewer_missing",
+        "reviewer " + x.profile + " (" + x.family + ", round " + std::to_string(x.round) + ") " +
+            (x.state == RoundState::kFailed ? std::string(domain::RoundStateName(x.state))
+                                            : std::string("returned malformed output")) +
+            ": " + x.error,
+        domain::ReconciledListFromText(r.carried), true);
     return true;
   }
   return false;
 }
 
 Status ReviewRounds::Advance(domain::Review& r, std::vector<int64_t>* to_dispatch) {
-  std::vector<domain::ReviewRound> rounds;
-  for (const auto& x : store_.Rounds(r.id)) {
-    if (x.revision == r.revision) rounds.push_back(x);
-  }
+  const std::vector<domain::ReviewRound> rounds = RoundsOfRevision(store_, r);
   if (FinalizeIfFailed(r, rounds)) return Status::Ok();
   bool all_done = true, foreign_done = false;
   for (const auto& x : rounds) {
@@ -270,37 +232,50 @@ Status ReviewRounds::Advance(domain::Review& r, std::vector<int64_t>* to_dispatc
     foreign_done |= x.state == RoundState::kDone && !domain::SameFamily(x.family, r.writer_family);
   }
   if (!all_done) return Status::Ok();  // a round is still running
-  if (r.mode == "debate") return AdvanceDebate(r, rounds, foreign_done, to_dispatch);
+  if (r.mode == "debate" && !r.measure) return AdvanceDebate(r, rounds, foreign_done, to_dispatch);
   if (!foreign_done) {
     FinalizeNoForeign(r);
     return Status::Ok();
   }
+  FinalizeParallel(r, rounds);
+  return Status::Ok();
+}
+
+void ReviewRounds::FinalizeParallel(domain::Review& r, const std::vector<domain::ReviewRound>& rounds) {
+  std::vector<std::vector<domain::Finding>> rest;
+  auto carried = Carried(r, rounds, &rest);
   std::vector<domain::LineFindings> lines;
-  for (const auto& x : rounds) lines.push_back({x.profile, x.family, FindingsFromJson(x.findings)});
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    const auto& x = rounds[i];
+    lines.push_back({x.profile, x.family, rest[i], x.round, r.measure ? x.role : "line"});
+  }
   auto reconciled = domain::SynthesizeParallel(lines, r.writer_family);
+  Stamp(reconciled, r, rounds);
+  reconciled.insert(reconciled.end(), carried.begin(), carried.end());
   domain::GateInput gate;
   gate.termination = domain::Termination::kConverged;
   gate.findings = reconciled;
   auto decision = domain::DecideGate(gate);
-  Finalize(r, std::string(domain::VerdictName(decision.verdict)), "converged", decision.reason,
-           ProvenanceJson(reconciled, rounds, /*by_round=*/false), decision.escalate);
-  return Status::Ok();
+  verdicts_.Finalize(r, std::string(domain::VerdictName(decision.verdict)), "parallel",
+                     decision.reason, reconciled, decision.escalate);
 }
 
 void ReviewRounds::FinalizeNoForeign(domain::Review& r) {
   // Fail closed: a review in which no reviewer of another family than the writer's took part
   // (a debate with cap 0 and a same-family primary) can never pass the gate.
-  Finalize(r, "gate-absent", "no_foreign_reviewer",
-           "no reviewer outside the writer's family " + r.writer_family +
-               " took part; a merge needs a foreign reviewer",
-           nlohmann::json::array(), true);
+  verdicts_.Finalize(r, "gate-absent", "no_foreign_reviewer",
+                     "no reviewer outside the writer's family " + r.writer_family +
+                         " took part; a merge needs a foreign reviewer",
+                     domain::ReconciledListFromText(r.carried), true);
 }
 
 Status ReviewRounds::AdvanceDebate(domain::Review& r, const std::vector<domain::ReviewRound>& rounds,
                                    bool foreign_done, std::vector<int64_t>* to_dispatch) {
+  std::vector<std::vector<domain::Finding>> rest;
+  auto carried = Carried(r, rounds, &rest);
   std::vector<domain::RoundRecord> records;
-  for (const auto& x : rounds) {
-    records.push_back({x.round, x.role == "challenger", FindingsFromJson(x.findings), x.family});
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    records.push_back({rounds[i].round, rounds[i].role == "challenger", rest[i], rounds[i].family});
   }
   domain::Termination t = domain::EvaluateDebate(records, r.cap);
   if (t != domain::Termination::kContinue && !foreign_done) {
@@ -310,77 +285,35 @@ Status ReviewRounds::AdvanceDebate(domain::Review& r, const std::vector<domain::
   auto plan = nlohmann::json::parse(r.plan, nullptr, false);
   if (t == domain::Termination::kContinue) {
     int next = domain::NextRoundNumber(records);
+    Status s;
     if (!domain::NextIsForeign(records)) {
-      return Launch(r, next, "primary", plan["primary"]["profile"], plan["primary"]["family"], 0,
-                    to_dispatch);
+      s = launcher_.Launch(r, {next, "primary", plan["primary"].value("profile", ""), 0, false}, to_dispatch);
+    } else {
+      const auto& cs = plan["challengers"];
+      if (cs.empty()) {
+        verdicts_.Finalize(r, "gate-absent", "reviewer_missing",
+                           "no challenger available for round " + std::to_string(next), carried,
+                           true);
+        return Status::Ok();
+      }
+      const auto& c = cs[domain::ChallengerIndexForRound(next, cs.size())];
+      s = launcher_.Launch(r, {next, "challenger", c.value("profile", ""), 0, false}, to_dispatch);
     }
-    const auto& cs = plan["challengers"];
-    if (cs.empty()) {
-      Finalize(r, "gate-absent", "reviewer_missing",
-               "no challenger available for round " + std::to_string(next),
-               nlohmann::json::array(), true);
-      return Status::Ok();
-    }
-    const auto& c = cs[domain::ChallengerIndexForRound(next, cs.size())];
-    return Launch(r, next, "challenger", c["profile"], c["family"], 0, to_dispatch);
+    if (!s.ok()) return s;
+    FinalizeIfFailed(r, RoundsOfRevision(store_, r));  // the next reviewer was refused
+    return Status::Ok();
   }
   auto reconciled = domain::Reconcile(records, r.writer_family);
+  Stamp(reconciled, r, rounds);
+  reconciled.insert(reconciled.end(), carried.begin(), carried.end());
   domain::GateInput gate;
   gate.termination = t;
   gate.findings = reconciled;
   auto decision = domain::DecideGate(gate);
-  Finalize(r, std::string(domain::VerdictName(decision.verdict)),
-           std::string(domain::TerminationName(t)), decision.reason,
-           ProvenanceJson(reconciled, rounds, /*by_round=*/true), decision.escalate);
+  verdicts_.Finalize(r, std::string(domain::VerdictName(decision.verdict)),
+                     std::string(domain::TerminationName(t)), decision.reason, reconciled,
+                     decision.escalate);
   return Status::Ok();
-}
-
-void ReviewRounds::Finalize(domain::Review& r, const std::string& verdict,
-                            const std::string& termination, const std::string& reason,
-                            const nlohmann::json& findings, bool escalate) {
-  r.status = ReviewStatus::kDone;
-  r.verdict = verdict;
-  r.termination = termination;
-  r.reason = Utf8Prefix(reason, 4000);
-  r.findings = Dump(findings);
-  r.updated_ms = core_.clock.NowMs();
-  nlohmann::json payload = {{"review_id", r.id},       {"verdict", verdict},
-                            {"termination", termination}, {"revision", r.revision},
-                            {"reason", r.reason}};
-  bool alarm = escalate || verdict == "adversarial-stalemate" || verdict == "gate-absent";
-  Notice n{r.coordinator, alarm ? "escalation" : "status", alarm ? "high" : "normal", 0, 0,
-           "review " + std::to_string(r.id) + ": " + verdict, reason, Dump(payload)};
-  domain::MessageRecord m;
-  m.from = std::string(domain::kDaemonSender);
-  m.to = n.to;
-  m.type = n.type;
-  m.priority = n.priority;
-  m.subject = n.subject;
-  m.body = n.body;
-  m.payload = n.payload;
-  m.thread_id = "review-" + std::to_string(r.id);
-  core_.Emit(m);
-  if (verdict == "adversarial-stalemate") {
-    // Never "trust the primary": the coordinator decides.
-    domain::Gate g = gates_.InsertForReview(
-        r.id,
-        "Review " + std::to_string(r.id) +
-            " reached its debate cap without agreement. Adjudicate the open findings: " + reason,
-        R"(["fix","accept-risk","escalate"])");
-    r.gate_id = g.id;
-    m.type = "decision_gate";
-    m.subject = "decision needed (gate " + std::to_string(g.id) + ") for review " +
-                std::to_string(r.id);
-    m.body = g.question;
-    m.payload = nlohmann::json({{"gate_id", g.id}, {"review_id", r.id}}).dump();
-    m.seq = 0;
-    core_.Emit(m);
-  }
-  store_.Update(r);
-  int64_t id = r.id;
-  core_.batcher.AfterCommit([this, id](bool ok) {
-    if (ok && finished_) finished_->OnReviewFinished(id);
-  });
 }
 
 }  // namespace conclave::service

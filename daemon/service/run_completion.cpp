@@ -13,8 +13,6 @@ using domain::DispatchState;
 using domain::FailureKind;
 using domain::TaskState;
 
-constexpr int64_t kMaxRetryAfterMs = 3600 * 1000;  // a provider's retry-after hint is capped
-
 std::string Dump(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -94,6 +92,8 @@ void RunCompletion::Record(int64_t dispatch_id, const exec::RunOutcome& outcome,
 void RunCompletion::AfterRecorded(const std::vector<int64_t>& to_start,
                                   std::optional<domain::Dispatch> done, std::function<void()> retry) {
   scheduler_.StartAfterCommit(to_start);
+  // Live followers get their last chunk after this commit (TranscriptFollower defers it).
+  if (done && transcripts_) transcripts_->OnFinished(done->id);
   core_.batcher.AfterCommit([this, done, retry](bool ok) {
     if (!ok) return core_.batcher.WhenWritable(retry);  // a full disk rolled it back: again
     if (!done) return;
@@ -149,10 +149,16 @@ domain::NextStep RunCompletion::Decide(const domain::Dispatch& d, const domain::
   in.fingerprint = d.fingerprint;
   const auto& r = core_.config.retry;
   in.retry = {r.base_ms, r.max_ms, r.max_attempts, 0.2};
+  // A reviewer round's retries are bounded on their own, so a hung or crashed reviewer turns
+  // its review gate-absent within attempts x deadline (issue 12 item 2).
+  if (t.role == "reviewer") {
+    in.retry.max_attempts = std::min(in.retry.max_attempts, core_.config.review.round_max_attempts);
+  }
   in.op_retries = d.op_retries;
   if (facts.parsed.retry_after_s) {
+    // A provider's hint is capped (config retry_after_cap_s, default 1 h).
     in.retry_after_ms = std::clamp<int64_t>(int64_t{*facts.parsed.retry_after_s} * 1000, 0,
-                                            kMaxRetryAfterMs);
+                                            int64_t{core_.config.retry_after_cap_s} * 1000);
   }
   in.random_bits[0] = RandomU64();
   in.random_bits[1] = RandomU64();
@@ -285,6 +291,7 @@ void RunCompletion::FailInternally(int64_t dispatch_id, const std::string& error
     return;
   }
   scheduler_.StartAfterCommit(to_start);
+  if (transcripts_) transcripts_->OnFinished(dispatch_id);
 }
 
 }  // namespace conclave::service

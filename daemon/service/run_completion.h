@@ -29,6 +29,7 @@ class RunCompletion {
                 TerminalService& terminals)
       : core_(core), scheduler_(scheduler), tasks_(tasks), terminals_(terminals) {}
   void AddListener(DispatchListener* l) { listeners_.push_back(l); }
+  void Connect(TranscriptSink* transcripts) { transcripts_ = transcripts; }
 
   // The run of dispatch_id ended (or never started: outcome.stop == kSpawnFailed). `recorded`
   // (may be empty) is called on the loop once the outcome's write was made (or was not needed).
@@ -61,6 +62,7 @@ class RunCompletion {
   TaskService& tasks_;
   TerminalService& terminals_;
   std::vector<DispatchListener*> listeners_;
+  TranscriptSink* transcripts_ = nullptr;
   int pending_ = 0;
 };
 

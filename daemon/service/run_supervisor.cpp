@@ -4,7 +4,11 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <utility>
+
 #include "exec/brief_renderer.h"
+#include "exec/git_head.h"
+#include "domain/review_brief.h"
 #include "exec/launch_plan.h"
 
 namespace conclave::service {
@@ -28,18 +32,28 @@ StatusOr<exec::LaunchPlan> RunSupervisor::Plan(const domain::Dispatch& d, const 
   b.validation = t.validation;
   b.attempt = d.attempt;
   b.require_contract = p.type == "cli" && t.role != "reviewer";
+  // A reviewer's brief is structured parts, never parsed for sections (issue 12 item 1).
+  if (t.role == "reviewer") b.review = domain::ReviewBriefForTask(t.brief);
   exec::LaunchRequest req;
   req.profile = &p;
   req.terminal = d.terminal;
   req.terminal_cwd = term.cwd;
   req.dispatch_dir = core_.DispatchDir(d.id);
   req.socket = core_.SocketPath();
+  req.state_dir = core_.config.state_dir;
+  req.config_file = core_.config.config_file;
   req.token = token;
   req.brief = exec::RenderBrief(core_.config.profiles_dir, p.template_name, b);
   req.task_id = d.task_id;
   req.dispatch_id = d.id;
   req.budget_usd = d.budget_usd;
   req.reviewer = t.role == "reviewer";
+  if (placement_) {
+    if (auto place = placement_->PlaceFor(t, d)) {
+      req.workdir = place->workdir;
+      req.private_dir = place->private_dir;
+    }
+  }
   req.daemon_env = &core_.daemon_env;
   auto plan = exec::PlanLaunch(req);
   if (plan.ok()) {
@@ -82,20 +96,28 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token) {
   if (!prepared.ok()) {
     return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: " + prepared.message());
   }
-  auto run = core_.launcher.Launch(plan.value(), LimitsFor(*d, *p), CallbacksFor(dispatch_id));
+  // A writer's starting point, read before its worker can change anything: HEAD from the
+  // repository's files (a few small reads, no git process).
+  std::string start_head = t->role == "writer" ? exec::ReadGitHead(term->cwd).commit : "";
+  exec::RunLimits limits = LimitsFor(*d, *p);
+  auto run = core_.launcher.Launch(plan.value(), limits, CallbacksFor(dispatch_id));
   if (!run.ok()) {
     return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: " + run.status().message());
   }
   runs_[dispatch_id] = ActiveRun{run.value(), core_.clock.NowMs(), {}};
-  RecordPid(dispatch_id, *run.value());
+  activity_.Watch(dispatch_id, run.value()->pid(),
+                  limits.idle_timeout.count() > 0 ? limits.idle_timeout : limits.idle_kill);
+  RecordPid(dispatch_id, *run.value(), start_head);
 }
 
-void RunSupervisor::RecordPid(int64_t dispatch_id, const exec::RunHandle& run) {
+void RunSupervisor::RecordPid(int64_t dispatch_id, const exec::RunHandle& run,
+                              const std::string& start_head) {
   Status s = core_.batcher.Write([&]() -> Status {
     auto cur = core_.dispatches.Get(dispatch_id);
     if (!cur) return Status::Ok();
     cur->pid = run.pid();
     cur->proc_start = run.start_time();
+    cur->start_head = start_head;
     core_.dispatches.Update(*cur);
     return Status::Ok();
   });
@@ -138,19 +160,50 @@ void RunSupervisor::OnStdout(int64_t dispatch_id, std::string_view chunk) {
 }
 
 void RunSupervisor::OnOutput(int64_t dispatch_id) {
+  if (transcripts_) transcripts_->OnAppended(dispatch_id);
+  Heartbeat(dispatch_id, "output", 0, 0);
+}
+
+void RunSupervisor::OnActivity(const ActivityWatch::Report& r) {
+  auto it = runs_.find(r.dispatch_id);
+  if (it == runs_.end() || it->second.run->finished()) return;
+  it->second.run->NoteActivity();  // working (or unknown, never idle): silence restarts
+  if (r.signal == ActivityWatch::Signal::kUnknown) {
+    if (!std::exchange(it->second.activity_unknown_logged, true)) {
+      spdlog::warn("dispatch {}: the CPU/IO of its processes cannot be read from /proc; it is "
+                   "not treated as idle while silent (the hard timeout still applies)",
+                   r.dispatch_id);
+    }
+    return;
+  }
+  Heartbeat(r.dispatch_id, "activity", r.cpu_ms, r.io_bytes);
+}
+
+void RunSupervisor::Heartbeat(int64_t dispatch_id, const std::string& signal, int64_t cpu_ms,
+                              int64_t io_bytes) {
   auto it = runs_.find(dispatch_id);
   if (it == runs_.end()) return;
   int64_t now = core_.clock.NowMs();
   if (now - it->second.last_heartbeat_ms < core_.config.heartbeat_interval_s * 1000LL) return;
   it->second.last_heartbeat_ms = now;
+  const bool output = signal == "output";
   Status s = core_.batcher.Write([&]() -> Status {
     auto cur = core_.dispatches.Get(dispatch_id);
     if (!cur || cur->state != DispatchState::kRunning) return Status::Ok();
-    cur->last_output_ms = now;
-    core_.dispatches.Update(*cur);
-    nlohmann::json payload = {{"dispatch_id", dispatch_id}, {"last_output_unix_ms", now}};
-    core_.Notify({cur->coordinator, "heartbeat", "normal", cur->task_id, dispatch_id,
-                  "dispatch " + std::to_string(dispatch_id) + " is making progress", "",
+    nlohmann::json payload = {{"dispatch_id", dispatch_id}, {"signal", signal}};
+    if (output) {
+      cur->last_output_ms = now;
+      core_.dispatches.Update(*cur);
+      payload["last_output_unix_ms"] = now;
+    } else {
+      payload["cpu_ms"] = cpu_ms;
+      payload["io_bytes"] = io_bytes;
+      if (cur->last_output_ms > 0) payload["last_output_unix_ms"] = cur->last_output_ms;
+    }
+    std::string subject = "dispatch " + std::to_string(dispatch_id) +
+                          (output ? " is making progress"
+                                  : " is working without output (CPU/IO activity)");
+    core_.Notify({cur->coordinator, "heartbeat", "normal", cur->task_id, dispatch_id, subject, "",
                   payload.dump()});
     return Status::Ok();
   });
@@ -167,7 +220,8 @@ void RunSupervisor::OnIdle(int64_t dispatch_id, std::chrono::milliseconds silent
     core_.Notify({cur->coordinator, "escalation", "high", cur->task_id, dispatch_id,
                   "dispatch " + std::to_string(dispatch_id) + " silent for " +
                       std::to_string(silent.count() / 1000) + " s",
-                  "no output past the no-output timeout; the process is still alive",
+                  "no output and no CPU/IO activity past the idle timeout; the process is "
+                  "still alive",
                   payload.dump()});
     return Status::Ok();
   });
@@ -175,6 +229,7 @@ void RunSupervisor::OnIdle(int64_t dispatch_id, std::chrono::milliseconds silent
 }
 
 void RunSupervisor::OnFinished(int64_t dispatch_id, const exec::RunOutcome& outcome) {
+  activity_.Forget(dispatch_id);
   auto it = runs_.find(dispatch_id);
   double probed = it == runs_.end() ? 0 : it->second.cost.latest();
   completion_.OnRunFinished(dispatch_id, outcome, probed, [this, dispatch_id] {

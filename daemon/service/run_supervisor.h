@@ -1,6 +1,8 @@
 // RunSupervisor: the running workers. After a dispatch's move to running commits it launches the
 // worker (exec::PlanLaunch → the Launcher), records its pid so recovery can find it, watches
-// its output (heartbeats, the running cost against the per-dispatch cap), escalates silence,
+// its output (heartbeats, the running cost against the per-dispatch cap) and, through
+// ActivityWatch, the CPU and I/O of a silent run (an active run is alive: it gets activity
+// heartbeats and is neither escalated nor killed as idle), escalates silence,
 // stops runs on cancel / force-close / shutdown, answers liveness, and hands each finished run
 // to RunCompletion. A run leaves the table only once its outcome is recorded.
 // Loop thread only.
@@ -15,6 +17,7 @@
 #include "exec/cost_probe.h"
 #include "exec/proc_info.h"
 #include "exec/run_types.h"
+#include "service/activity_watch.h"
 #include "service/core.h"
 #include "service/ports.h"
 #include "service/run_completion.h"
@@ -23,7 +26,13 @@ namespace conclave::service {
 
 class RunSupervisor : public RunStarter, public RunControl {
  public:
-  RunSupervisor(Core& core, RunCompletion& completion) : core_(core), completion_(completion) {}
+  RunSupervisor(Core& core, RunCompletion& completion)
+      : core_(core),
+        completion_(completion),
+        activity_(core, [this](const ActivityWatch::Report& r) { OnActivity(r); }) {}
+  void Connect(TranscriptSink* transcripts) { transcripts_ = transcripts; }
+  // Where runs that do not use their terminal's directory execute (reviewer rounds).
+  void SetPlacement(RunPlacement* placement) { placement_ = placement; }
 
   void StartRuns(const std::vector<std::pair<int64_t, std::string>>& runs) override;
   void StopRun(int64_t dispatch_id, domain::StopReason reason, const std::string& detail) override;
@@ -33,6 +42,7 @@ class RunSupervisor : public RunStarter, public RunControl {
   // done once all are recorded, or after kill_grace + 2 s at the latest.
   void StopAll(std::function<void()> done);
   int running() const { return static_cast<int>(runs_.size()); }
+  int64_t activity_scans() const { return activity_.scans(); }
 
   // The running dispatch whose worker is one of the processes in `chain` (pid and start time
   // both match), if any.
@@ -43,6 +53,7 @@ class RunSupervisor : public RunStarter, public RunControl {
     std::shared_ptr<exec::RunHandle> run;
     int64_t last_heartbeat_ms = 0;
     exec::CostProbe cost;
+    bool activity_unknown_logged = false;
   };
 
   void Launch(int64_t dispatch_id, const std::string& token);
@@ -51,19 +62,26 @@ class RunSupervisor : public RunStarter, public RunControl {
                                   const exec::Profile& p);
   exec::RunLimits LimitsFor(const domain::Dispatch& d, const exec::Profile& p) const;
   exec::RunCallbacks CallbacksFor(int64_t dispatch_id);
-  void RecordPid(int64_t dispatch_id, const exec::RunHandle& run);
+  void RecordPid(int64_t dispatch_id, const exec::RunHandle& run, const std::string& start_head);
   void NotLaunched(int64_t dispatch_id, domain::StopReason reason, const std::string& detail);
   void OnStdout(int64_t dispatch_id, std::string_view chunk);
   void OnOutput(int64_t dispatch_id);
+  void OnActivity(const ActivityWatch::Report& r);
+  // A heartbeat message (at most one per heartbeat_interval_s per run) saying which signal
+  // showed the run alive: "output" or "activity".
+  void Heartbeat(int64_t dispatch_id, const std::string& signal, int64_t cpu_ms, int64_t io_bytes);
   void OnIdle(int64_t dispatch_id, std::chrono::milliseconds silent);
   void OnFinished(int64_t dispatch_id, const exec::RunOutcome& outcome);
   void MaybeAllStopped();
 
   Core& core_;
   RunCompletion& completion_;
+  RunPlacement* placement_ = nullptr;
   std::map<int64_t, ActiveRun> runs_;
   std::function<void()> all_stopped_;
+  TranscriptSink* transcripts_ = nullptr;
   std::shared_ptr<Alarm> stop_deadline_;
+  ActivityWatch activity_;  // last: its reports reach the members above
 };
 
 }  // namespace conclave::service

@@ -9,7 +9,9 @@ namespace conclave::service {
 Services::Services(Core& c)
     : core(c),
       review_store(c.db),
+      flow_store(c.db),
       messaging(c),
+      transcripts(c),
       terminals(c),
       tasks(c),
       budgets(c),
@@ -20,16 +22,25 @@ Services::Services(Core& c)
       reports(c),
       recovery(c, scheduler, terminals),
       callers(c, runs),
-      review_rounds(c, review_store, scheduler, terminals, gates),
-      reviews(c, review_store, review_rounds),
+      review_workspace(c, review_store),
+      review_verdicts(c, review_store, gates, review_workspace),
+      round_launcher(c, review_store, scheduler, terminals, review_workspace),
+      review_rounds(c, review_store, round_launcher, review_verdicts),
+      reviews(c, review_store, review_rounds, review_verdicts, review_workspace),
+      flows(c, flow_store, tasks, scheduler, reviews),
       doctor(c) {
   messaging.Connect(&reports, &runs, &callers);
   terminals.Connect(&runs);
   tasks.Connect(&runs, &callers);
   scheduler.Connect(&runs);
-  gates.Connect(&scheduler);
+  gates.Connect(&scheduler, &review_verdicts);
+  runs.SetPlacement(&review_workspace);
   completion.AddListener(&review_rounds);
-  review_rounds.Connect(&reviews);
+  completion.Connect(&transcripts);
+  runs.Connect(&transcripts);
+  completion.AddListener(&flows);
+  reviews.AlsoTell(&flows);
+  review_verdicts.Connect(&reviews);
 }
 
 void Services::Start() {
@@ -37,12 +48,14 @@ void Services::Start() {
   core.batcher.Flush();
   recovery.Run();
   review_rounds.Resume();
+  flows.Resume();
 }
 
 void Services::Stop(std::function<void()> done) {
   scheduler.Stop();
   core.bus.ExpireAll();
   reviews.ExpireWaiters();
+  flows.ExpireWaiters();
   runs.StopAll(std::move(done));
 }
 
@@ -58,6 +71,7 @@ std::map<std::string, int64_t> Services::Counts() {
   c["waiters"] = static_cast<int64_t>(core.bus.waiter_count());
   c["watchers"] = static_cast<int64_t>(core.bus.watcher_count());
   c["review_waiters"] = static_cast<int64_t>(reviews.waiter_count());
+  c["flow_waiters"] = static_cast<int64_t>(flows.waiter_count());
   c["profiles"] = static_cast<int64_t>(core.profiles.profiles.size());
   c["commits"] = core.batcher.commits();
   c["wal_checkpoints"] = core.db.checkpoints();

@@ -13,16 +13,22 @@
 #include "service/core.h"
 #include "service/dispatch_scheduler.h"
 #include "service/doctor.h"
+#include "service/flow_service.h"
 #include "service/gate_service.h"
 #include "service/messaging_service.h"
 #include "service/recovery.h"
+#include "service/review_round_launcher.h"
 #include "service/review_rounds.h"
 #include "service/review_service.h"
+#include "service/review_verdicts.h"
+#include "service/review_workspace.h"
 #include "service/run_completion.h"
 #include "service/run_supervisor.h"
 #include "service/task_service.h"
 #include "service/terminal_service.h"
+#include "service/transcript_follower.h"
 #include "service/worker_reports.h"
+#include "store/flow_store.h"
 #include "store/review_store.h"
 
 namespace conclave::service {
@@ -59,7 +65,9 @@ struct Services {
 
   Core& core;
   store::ReviewStore review_store;
+  store::FlowStore flow_store;
   MessagingService messaging;
+  TranscriptFollower transcripts;
   TerminalService terminals;
   TaskService tasks;
   BudgetGuard budgets;
@@ -70,8 +78,12 @@ struct Services {
   WorkerReports reports;
   Recovery recovery;
   Callers callers;
+  ReviewWorkspace review_workspace;
+  ReviewVerdicts review_verdicts;
+  RoundLauncher round_launcher;
   ReviewRounds review_rounds;
   ReviewService reviews;
+  FlowService flows;
   Doctor doctor;
 
   // Startup, before serving: built-in handles, crash recovery, reviews that advanced offline.

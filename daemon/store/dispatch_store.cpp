@@ -10,8 +10,8 @@ constexpr const char* kSelect =
     "SELECT id, task_id, target, terminal, profile, family, state, attempt, op_retries, "
     "coordinator, token, pid, proc_start, created_ms, not_before_ms, started_ms, finished_ms, "
     "deadline_ms, last_output_ms, timeout_s, budget_usd, exit_code, failure_kind, failure_class, "
-    "fingerprint, evidence, cost_usd, cost_estimated, result, worker_done, review_round "
-    "FROM dispatches";
+    "fingerprint, evidence, cost_usd, cost_estimated, result, worker_done, review_round, "
+    "start_head FROM dispatches";
 
 DispatchRecord ReadRow(const Statement& st) {
   DispatchRecord d;
@@ -46,6 +46,7 @@ DispatchRecord ReadRow(const Statement& st) {
   d.result = st.Text(28);
   d.worker_done = st.Int(29) != 0;
   d.review_round = st.Int(30);
+  d.start_head = st.Text(31);
   return d;
 }
 
@@ -59,13 +60,15 @@ void BindAll(Statement& st, const DispatchRecord& d) {
   st.Bind(22, d.failure_kind).Bind(23, d.failure_class).Bind(24, d.fingerprint);
   st.Bind(25, d.evidence).Bind(26, d.cost_usd).Bind(27, d.cost_estimated ? 1 : 0);
   st.Bind(28, d.result).Bind(29, d.worker_done ? 1 : 0).Bind(30, d.review_round);
+  st.Bind(31, d.start_head);
 }
 
 constexpr const char* kColumns =
     "task_id, target, terminal, profile, family, state, attempt, op_retries, coordinator, "
     "token, pid, proc_start, created_ms, not_before_ms, started_ms, finished_ms, deadline_ms, "
     "last_output_ms, timeout_s, budget_usd, exit_code, failure_kind, failure_class, "
-    "fingerprint, evidence, cost_usd, cost_estimated, result, worker_done, review_round";
+    "fingerprint, evidence, cost_usd, cost_estimated, result, worker_done, review_round, "
+    "start_head";
 
 }  // namespace
 
@@ -80,7 +83,7 @@ std::optional<DispatchRecord> DispatchStore::Get(int64_t id) {
 int64_t DispatchStore::Insert(const DispatchRecord& d) {
   static const std::string kSql = [] {
     std::string q = "?";
-    for (int i = 1; i < 30; ++i) q += ",?";
+    for (int i = 1; i < 31; ++i) q += ",?";
     return std::string("INSERT INTO dispatches(") + kColumns + ") VALUES (" + q + ")";
   }();
   auto st = db_.Prepare(kSql);
@@ -103,11 +106,11 @@ void DispatchStore::Update(const DispatchRecord& d) {
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
-    return "UPDATE dispatches SET " + sets + " WHERE id = ?31";
+    return "UPDATE dispatches SET " + sets + " WHERE id = ?32";
   }();
   auto st = db_.Prepare(kSql);
   BindAll(st, d);
-  st.Bind(31, d.id);
+  st.Bind(32, d.id);
   st.Run();
 }
 

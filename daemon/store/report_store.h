@@ -22,6 +22,8 @@ class ReportStore {
 
   // Finished dispatches per profile created since since_ms.
   std::vector<ProfileReliability> DispatchReliability(int64_t since_ms);
+  // The same over the dispatches of reviewer tasks only.
+  std::vector<ProfileReliability> ReviewerDispatchReliability(int64_t since_ms);
   // Malformed review rounds per profile created since since_ms.
   std::map<std::string, int64_t> MalformedRounds(int64_t since_ms);
 

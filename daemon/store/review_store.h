@@ -1,4 +1,5 @@
-// ReviewStore: reviews, their rounds, and the Strong-per-session guard.
+// ReviewStore: reviews, their rounds, sign-offs on their decision gates, and the
+// Strong-per-session guard. Loop thread only. Throws StoreError.
 #pragma once
 
 #include <optional>
@@ -12,8 +13,6 @@ namespace conclave::store {
 
 using ReviewRecord = domain::Review;
 using RoundRecordRow = domain::ReviewRound;
-
-
 
 class ReviewStore {
  public:
@@ -29,6 +28,9 @@ class ReviewStore {
   void UpdateRound(const RoundRecordRow& r);
   std::vector<RoundRecordRow> Rounds(int64_t review_id);  // all revisions, in order
   std::optional<RoundRecordRow> RoundForTask(int64_t task_id);
+
+  int64_t InsertSignoff(const domain::Signoff& s);
+  std::vector<domain::Signoff> Signoffs(int64_t review_id);  // oldest first
 
   // Atomically claims the session's one Strong review; false when already used.
   bool ClaimStrongSession(const std::string& session, int64_t review_id, int64_t now_ms);

@@ -60,7 +60,7 @@ TEST_CASE("qwen: a dispatch ends in worker_done", "[e2e][e2e-more]") {
 }
 
 TEST_CASE("opencode: a dispatch ends in worker_done", "[e2e][e2e-more]") {
-  DispatchEndsInWorkerDone("opencode", "opencode");
+  DispatchEndsInWorkerDone("opencode", "moonshot");  // its default model is Moonshot's kimi
 }
 
 TEST_CASE("gemini: a dispatch ends in worker_done", "[e2e][e2e-more]") {
@@ -188,6 +188,34 @@ TEST_CASE("a codex reviewer round returns findings", "[e2e]") {
   REQUIRE(!done["rounds"][0]["findings"].empty());
   CHECK(done["verdict"] != "gate-absent");
   CHECK(done["verdict"] != "APPROVED");
+}
+
+TEST_CASE("codex as the reviewer: the daemon's schema file and read-only sandbox, parsed findings",
+          "[e2e]") {
+  E2eDaemon e;
+  // The codex template, the answer format, --output-schema <the daemon's schema file> and
+  // --sandbox read-only: a flag codex refused, or a brief it misread, would end gate-absent.
+  auto r = e.d.CliJson({"review", "start", "--artifact", "-", "--writer-family", "anthropic",
+                        "--mode", "simple", "--primary", "codex"},
+                       "diff --git a/a.cpp b/a.cpp\n+for (int i = 0; i <= n; ++i) sum += v[i];\n"
+                       "MOCK:findings\n");
+  auto done = e.d.CliJson({"review", "wait", r["id"].get<std::string>(), "--timeout-ms", "300000"});
+  INFO(done.dump(2));
+  REQUIRE(done["status"] == "done");
+  REQUIRE(done["rounds"].size() == 1);
+  CHECK(done["rounds"][0]["state"] == "done");
+  CHECK(done["rounds"][0]["family"] == "openai");
+  CHECK(done["rounds"][0]["model"] == "gpt-5.5");
+  REQUIRE(done["findings"].size() == 1);
+  CHECK(done["findings"][0]["id"] == "r0.openai.F1");
+  CHECK(done["findings"][0]["severity"] == "HIGH");
+  CHECK(done["verdict"] == "BLOCKED");  // a foreign HIGH
+  auto task = e.d.CliJson({"task", "show", done["rounds"][0]["task_id"].get<std::string>()});
+  REQUIRE(!task["dispatches"].empty());
+  std::string dispatch = task["dispatches"][0]["id"];
+  std::ifstream schema(e.d.state_dir() + "/dispatches/" + dispatch + "/findings_schema.json");
+  json s = json::parse(schema, nullptr, false);
+  CHECK(s["properties"]["findings"]["items"]["properties"]["stance"]["enum"].size() == 6);
 }
 
 TEST_CASE("the DeepSeek-style profile (claude CLI, other endpoint) is another family", "[e2e]") {

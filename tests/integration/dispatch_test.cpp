@@ -176,7 +176,7 @@ TEST_CASE("dispatches queue when every terminal is busy and start in order", "[d
   d.Cli({"terminal", "create", "--profile", "fake", "--handle", "b", "--cwd", d.dir()});
   std::string gate = d.dir() + "/go";
   // Workers wait for a file so the test controls when they finish.
-  std::string brief = "FAKE: sleep 300\n";
+  std::string brief = "FAKE: wait-file " + gate + "\n";
   std::vector<std::string> ids;
   for (int i = 0; i < 4; ++i) ids.push_back(CreateTask(d, brief + "n" + std::to_string(i)));
   std::vector<json> disp;
@@ -186,6 +186,7 @@ TEST_CASE("dispatches queue when every terminal is busy and start in order", "[d
   CHECK(disp[2]["state"] == "queued");
   CHECK(disp[3]["state"] == "queued");
   CHECK(disp[2]["terminal"] == "");
+  d.WriteFile("go", "");
   for (const auto& id : ids) CHECK(Payload(WaitDone(d, id))["outcome"] == "succeeded");
   // Queued ones started in order: dispatch 3 started no later than dispatch 4.
   auto s3 = d.CliJson({"task", "show", ids[2]})["dispatches"][0];
@@ -193,10 +194,11 @@ TEST_CASE("dispatches queue when every terminal is busy and start in order", "[d
   CHECK(std::stoll(s3["started_unix_ms"].get<std::string>()) <=
         std::stoll(s4["started_unix_ms"].get<std::string>()));
   // A single terminal with a direct handle queues too.
-  std::string x = CreateTask(d, "FAKE: sleep 200\n");
+  std::string x = CreateTask(d, "FAKE: wait-file " + d.dir() + "/go2\n");
   std::string y = CreateTask(d, "quick\n");
   CHECK(d.CliJson({"dispatch", "--task", x, "--to", "a"})["state"] == "running");
   CHECK(d.CliJson({"dispatch", "--task", y, "--to", "a"})["state"] == "queued");
+  d.WriteFile("go2", "");
   CHECK(Payload(WaitDone(d, y))["outcome"] == "succeeded");
 }
 
@@ -511,10 +513,11 @@ TEST_CASE("@idle queues when every terminal is busy", "[dispatch]") {
   DaemonFixture d;
   StartWithFake(d);
   d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
-  std::string x = CreateTask(d, "FAKE: sleep 300\n");
+  std::string x = CreateTask(d, "FAKE: wait-file " + d.dir() + "/go\n");
   std::string y = CreateTask(d, "then me\n");
   CHECK(d.CliJson({"dispatch", "--task", x, "--to", "@idle"})["state"] == "running");
   CHECK(d.CliJson({"dispatch", "--task", y, "--to", "@idle"})["state"] == "queued");
+  d.WriteFile("go", "");
   CHECK(Payload(WaitDone(d, y))["outcome"] == "succeeded");
 }
 

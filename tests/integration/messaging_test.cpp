@@ -1,16 +1,16 @@
 // Integration: durable, event-driven messaging over a real socket with the real client.
-#include <signal.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <cstring>
+#include <sys/wait.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <future>
 #include <set>
@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "daemon_fixture.h"
+#include "streaming_child.h"
 
 using conclave::testing::DaemonFixture;
 using conclave::testing::RunResult;
@@ -285,19 +286,17 @@ TEST_CASE("watch streams events after a cursor as JSON lines", "[messaging]") {
   d.Start();
   d.Cli({"handle", "register", "v"});
   d.Cli({"send", "--to", "v", "--type", "status", "--subject", "before"});
-  // Replay from 0 plus live events; stop the daemon to end the stream.
-  auto watching = std::async(std::launch::async, [&] {
-    return d.Cli({"--json", "watch", "--after", "0"});
-  });
+  // Replay from 0 plus live events. The watch never ends by itself (it reconnects across
+  // restarts): read its lines as they come, then stop it.
+  conclave::testing::StreamingChild w(
+      {CONCLAVE_BIN, "--socket", d.socket(), "--json", "watch", "--after", "0", "--to", "v"},
+      d.dir() + "/watch.err");
   REQUIRE(WaitFor([&] { return d.CliJson({"status"})["counts"]["watchers"] == "1"; }, 10s));
   d.Cli({"send", "--to", "v", "--type", "question", "--subject", "live"});
-  d.Stop();
-  RunResult r = watching.get();
-  std::istringstream lines(r.out);
-  std::string line;
+  REQUIRE(w.ReadUntil([](const std::string& l) { return l.find("\"live\"") != std::string::npos; },
+                      20s));
   std::vector<std::string> subjects;
-  while (std::getline(lines, line)) {
-    if (line.empty()) continue;
+  for (const auto& line : w.lines()) {
     subjects.push_back(nlohmann::json::parse(line)["subject"].get<std::string>());
   }
   CHECK(subjects == std::vector<std::string>{"before", "live"});

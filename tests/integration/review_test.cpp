@@ -59,13 +59,15 @@ std::string Script(std::vector<std::string> lines) {
 TEST_CASE("a debate that converges in round 3", "[review]") {
   DaemonFixture d;
   Start(d);
+  // Answers name the daemon's full ids (r<round>.<family>.<id>).
   auto art = Script({"FAKE-REVIEW anthropic 0 json [" + F("F1", "MEDIUM", "new") + "]",
-                     "FAKE-REVIEW openai 1 json [" + F("F1", "MEDIUM", "agree") + "," +
+                     "FAKE-REVIEW openai 1 json [" + F("r0.anthropic.F1", "MEDIUM", "agree") + "," +
                          F("F2", "LOW", "new", "src/b.cpp", 5, "docs") + "]",
-                     "FAKE-REVIEW anthropic 2 json [" + F("F2", "LOW", "agree", "src/b.cpp", 5, "docs") +
-                         "," + F("F3", "INFO", "new", "src/c.cpp", 1, "maintainability") + "]",
+                     "FAKE-REVIEW anthropic 2 json [" +
+                         F("r1.openai.F2", "LOW", "agree", "src/b.cpp", 5, "docs") + "," +
+                         F("F3", "INFO", "new", "src/c.cpp", 1, "maintainability") + "]",
                      "FAKE-REVIEW openai 3 json [" +
-                         F("F3", "INFO", "agree", "src/c.cpp", 1, "maintainability") + "]"});
+                         F("r2.anthropic.F3", "INFO", "agree", "src/c.cpp", 1, "maintainability") + "]"});
   auto r = Wait(d, StartReview(d, art, {"--mode", "debate", "--primary", "prim", "--challenger",
                                         "chal", "--cap", "3"}));
   CHECK(r["termination"] == "converged");
@@ -74,7 +76,9 @@ TEST_CASE("a debate that converges in round 3", "[review]") {
   CHECK(r["rounds"][1]["family"] == "openai");
   CHECK(r["verdict"] == "NEEDS_CHANGES");  // MEDIUM/LOW findings stay open
   bool both = false;
-  for (const auto& f : r["findings"]) both |= f["id"] == "F1" && f["disposition"] == "adopted_both";
+  for (const auto& f : r["findings"]) {
+    both |= f["id"] == "r0.anthropic.F1" && f["disposition"] == "adopted_both";
+  }
   CHECK(both);
   RunResult human = d.Cli({"review", "show", r["id"].get<std::string>()});
   CHECK(human.out.find("round 3 challenger chal (openai)") != std::string::npos);
@@ -83,8 +87,9 @@ TEST_CASE("a debate that converges in round 3", "[review]") {
 TEST_CASE("a debate stuck on the same disagreement stops early: no_movement", "[review]") {
   DaemonFixture d;
   Start(d);
-  auto art = Script({"FAKE-REVIEW anthropic * json [" + F("F1", "HIGH", "new") + "]",
-                     "FAKE-REVIEW openai * json [" + F("F1", "HIGH", "rebut") + "]"});
+  auto art = Script({"FAKE-REVIEW anthropic 0 json [" + F("F1", "HIGH", "new") + "]",
+                     "FAKE-REVIEW anthropic * json [" + F("r0.anthropic.F1", "HIGH", "agree") + "]",
+                     "FAKE-REVIEW openai * json [" + F("r0.anthropic.F1", "HIGH", "rebut") + "]"});
   auto r = Wait(d, StartReview(d, art, {"--mode", "debate", "--primary", "prim", "--challenger",
                                         "chal", "--cap", "5"}));
   CHECK(r["termination"] == "no_movement");
@@ -95,8 +100,9 @@ TEST_CASE("a debate that hits its cap is an adversarial stalemate with a decisio
           "[review]") {
   DaemonFixture d;
   Start(d);
-  auto art = Script({"FAKE-REVIEW anthropic * json [" + F("F1", "HIGH", "new") + "]",
-                     "FAKE-REVIEW openai * json [" + F("F1", "HIGH", "rebut") + "]"});
+  auto art = Script({"FAKE-REVIEW anthropic 0 json [" + F("F1", "HIGH", "new") + "]",
+                     "FAKE-REVIEW anthropic * json [" + F("r0.anthropic.F1", "HIGH", "agree") + "]",
+                     "FAKE-REVIEW openai * json [" + F("r0.anthropic.F1", "HIGH", "rebut") + "]"});
   auto r = Wait(d, StartReview(d, art, {"--mode", "debate", "--primary", "prim", "--challenger",
                                         "chal", "--cap", "1"}));
   CHECK(r["termination"] == "cap_reached");
@@ -124,13 +130,17 @@ TEST_CASE("a foreign BLOCKER keeps the gate shut until a re-gate with a fixed ar
   RunResult shut = d.Cli({"review", "gate", id});
   CHECK(shut.exit_code == 5);
   CHECK(shut.err.find("B1") != std::string::npos);
-  // The same artifact again does not clear it; a fixed one does.
-  d.CliJson({"review", "regate", id, "--artifact", "-"}, bad);
-  CHECK(Wait(d, json{{"id", id}})["verdict"] == "BLOCKED");
-  d.CliJson({"review", "regate", id, "--artifact", "-"}, Script({}));
+  // The same artifact again is refused (no re-rolls); a fixed one, answered "fixed" by the
+  // finding's own family, clears it.
+  RunResult same = d.Cli({"review", "regate", id, "--artifact", "-"}, bad);
+  CHECK(same.exit_code == 1);
+  CHECK(same.err.find("identical") != std::string::npos);
+  d.CliJson({"review", "regate", id, "--artifact", "-"},
+            Script({"FAKE-REVIEW openai * json [" +
+                    F("r0.openai.B1", "BLOCKER", "fixed", "src/a.cpp", 2, "security") + "]"}));
   auto fixed = Wait(d, json{{"id", id}});
   CHECK(fixed["verdict"] == "APPROVED");
-  CHECK(fixed["revision"] == 3);
+  CHECK(fixed["revision"] == 2);
   CHECK(d.Cli({"review", "gate", id}).exit_code == 0);
 }
 
@@ -139,12 +149,13 @@ TEST_CASE("the primary cannot dismiss a foreign finding", "[review]") {
   Start(d);
   auto art = Script({"FAKE-REVIEW anthropic 0 json []",
                      "FAKE-REVIEW openai 1 json [" + F("X9", "HIGH", "new", "src/z.cpp", 7) + "]",
-                     "FAKE-REVIEW anthropic 2 json [" + F("X9", "HIGH", "withdraw", "src/z.cpp", 7) + "]"});
+                     "FAKE-REVIEW anthropic 2 json [" +
+                         F("r1.openai.X9", "HIGH", "withdraw", "src/z.cpp", 7) + "]"});
   auto r = Wait(d, StartReview(d, art, {"--mode", "debate", "--primary", "prim", "--challenger",
                                         "chal", "--cap", "1"}));
   CHECK(r["verdict"] == "BLOCKED");
   bool open = false;
-  for (const auto& f : r["findings"]) open |= f["id"] == "X9" && f["open"] == true;
+  for (const auto& f : r["findings"]) open |= f["id"] == "r1.openai.X9" && f["open"] == true;
   CHECK(open);
   CHECK(d.Cli({"review", "gate", r["id"].get<std::string>()}).exit_code == 5);
 }
@@ -232,10 +243,15 @@ TEST_CASE("parallel lines take the stricter severity — report shows Phase 0 fi
                          F("C", "MEDIUM", "new", "docs/x.md", 1, "docs") + "]"});
   auto r = Wait(d, StartReview(d, art, {"--mode", "strong", "--session", "p1"}));
   CHECK(r["verdict"] == "BLOCKED");  // the overlapping pair is HIGH, raised by a foreign family
+  CHECK(r["termination"] == "parallel");
   auto report = d.CliJson({"report"});
   CHECK(report["reviews"] == 1);
-  CHECK(report["unique_findings_per_family"]["deepseek"] >= 1);
-  CHECK(report["converged"] == 1);
+  CHECK(report["reviews_counted"] == 1);
+  // C (docs) is deepseek's alone; A and B overlap (adopted_both), so neither is unique.
+  CHECK(report["unique_findings"]["by_family"]["deepseek"]["MEDIUM"] == 1);
+  CHECK(report["unique_findings_per_family"]["deepseek"] == 1);
+  CHECK(report["converged"] == 0);  // parallel lines are not a debate
+  CHECK(report["debates"]["count"] == 0);
 }
 
 TEST_CASE("a pending review wait does not hold up daemon shutdown", "[review]") {
@@ -286,7 +302,7 @@ TEST_CASE("a challenger gets the floor after the primary concedes, until a forei
   Start(d);
   auto art = Script({"FAKE-REVIEW anthropic 0 json []",
                      "FAKE-REVIEW openai 1 json [" + F("C1", "BLOCKER", "new") + "]",
-                     "FAKE-REVIEW anthropic 2 json [" + F("C1", "BLOCKER", "agree") + "]",
+                     "FAKE-REVIEW anthropic 2 json [" + F("r1.openai.C1", "BLOCKER", "agree") + "]",
                      "FAKE-REVIEW openai 3 json []"});
   auto r = Wait(d, StartReview(d, art, {"--mode", "debate", "--primary", "prim", "--challenger",
                                         "chal", "--cap", "3"}));

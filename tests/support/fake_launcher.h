@@ -27,10 +27,12 @@ class FakeRun final : public exec::RunHandle {
   }
   bool finished() const override { return finished_; }
   std::chrono::steady_clock::time_point last_output() const override { return {}; }
+  void NoteActivity() override { ++activity_noted; }
 
   domain::StopReason stop = domain::StopReason::kNone;
   std::string stop_detail;
   bool finished_ = false;
+  int activity_noted = 0;  // NoteActivity calls: the supervisor saw the run working
 
  private:
   int pid_;

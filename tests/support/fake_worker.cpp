@@ -24,16 +24,36 @@
 //   count FILE          increment the counter in FILE
 //   sequence FILE s1|s2 the Nth run takes step sN (ok, fail:MSG, exit:N:MSG, hang, json:TEXT)
 //   hang-once FILE      hang on the first run (writes its pid to FILE), go on in later runs
+//   wait-file PATH      block (inotify, no polling) until PATH exists: the test decides when
+//                       the worker finishes, however slow the build (ASan) is
+// What a sandbox lets through (the sandbox tests):
+//   try-read PATH       print "READ[PATH] ok N bytes" or "READ[PATH] error=<strerror>"
+//   try-write PATH      create PATH: "WRITE[PATH] ok" or "WRITE[PATH] error=<strerror>"
+//   sh COMMAND          run /bin/sh -c COMMAND: "SH[COMMAND] exit=N"
+#include <fcntl.h>
+// Silent but working (liveness from CPU/IO, not output):
+//   busy-silent MS      burn CPU for MS milliseconds, printing nothing
+//   read-slow-pipe MS   for MS milliseconds read a pipe that a child feeds 16 KiB every 50 ms,
+//                       printing nothing and using little CPU
+// A flow's writer (its brief is the same each round; a fix round's adds "FIX ROUND"):
+//   append FILE TEXT    append a line to FILE (every run changes the file)
+//   if-fix VERB ARGS    run VERB only in a fix round      if-first VERB ARGS   only in the first
+// Review lines may also come from a diff: "+FAKE-REVIEW ..." counts like "FAKE-REVIEW ...".
 #include <signal.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cctype>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -156,6 +176,20 @@ std::string TryCli(const std::string& spec) {
 
 }  // namespace
 
+// Returns once `path` exists, woken by inotify on its directory (watch first, then check).
+void WaitForFile(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  int fd = inotify_init1(IN_CLOEXEC);
+  if (fd >= 0) inotify_add_watch(fd, dir.c_str(), IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE);
+  struct stat st;
+  while (stat(path.c_str(), &st) != 0) {
+    char buf[4096];
+    if (fd < 0 || read(fd, buf, sizeof buf) < 0) break;
+  }
+  if (fd >= 0) close(fd);
+}
+
 int main(int argc, char** argv) {
   std::string brief;
   if (argc > 1) {
@@ -165,14 +199,26 @@ int main(int argc, char** argv) {
   }
   // Review mode: "FAKE-REVIEW <family> <round|*> <action>" lines in the artifact script the
   // reviewer whose profile sets FAKE_FAMILY. Actions: json <findings array> | hang | garbage |
-  // garbage-once FILE | exit N. A review brief with no matching line answers "no findings".
+  // garbage-once FILE | once FILE <findings array> (those findings on the first run, none
+  // after) | exit N | ls (one INFO finding: title = the entries of the working
+  // directory, detail = its path) | claims-changes (a CHANGES section naming a file). A review
+  // brief with no matching line answers "no findings". With FAKE_STRICT=1 in its environment
+  // the reviewer answers in the findings format only when its brief carries the answer format
+  // ("ANSWER FORMAT (required)"); otherwise it answers in prose, as a real model would.
   if (brief.find("REVIEW-ROUND: ") != std::string::npos) {
+    const char* strict = std::getenv("FAKE_STRICT");
+    if (strict && std::string(strict) == "1" &&
+        brief.find("ANSWER FORMAT (required)") == std::string::npos) {
+      std::cout << "I read the change and it looks reasonable to me.\n";
+      return 0;
+    }
     const char* fam = std::getenv("FAKE_FAMILY");
     std::string family = fam ? fam : "";
     int round = std::atoi(brief.c_str() + brief.find("REVIEW-ROUND: ") + 14);
     std::istringstream ls(brief);
     std::string l, action = "json []";
     while (std::getline(ls, l)) {
+      if (l.rfind("+FAKE-REVIEW ", 0) == 0) l.erase(0, 1);  // a line of a reviewed diff
       if (l.rfind("FAKE-REVIEW ", 0) != 0) continue;
       std::istringstream w(l.substr(12));
       std::string f, r;
@@ -181,6 +227,13 @@ int main(int argc, char** argv) {
       std::getline(w, action);
       if (!action.empty() && action[0] == ' ') action.erase(0, 1);
       if (r != "*") break;  // an exact round wins over a wildcard seen earlier
+    }
+    if (action.rfind("once ", 0) == 0) {
+      std::istringstream w(action.substr(5));
+      std::string file, findings;
+      w >> file;
+      std::getline(w, findings);
+      action = Bump(file) == 1 ? "json " + findings : "json []";
     }
     if (action.rfind("json ", 0) == 0) {
       std::cout << "Review notes.\n```json\n{\"findings\": " << action.substr(5) << "}\n```\n";
@@ -198,6 +251,22 @@ int main(int argc, char** argv) {
     } else if (action.rfind("exit ", 0) == 0) {
       std::cerr << "reviewer crashed" << std::endl;
       return std::atoi(action.c_str() + 5);
+    } else if (action == "ls") {
+      std::vector<std::string> names;
+      for (const auto& e : std::filesystem::directory_iterator(".")) {
+        names.push_back(e.path().filename().string());
+      }
+      std::sort(names.begin(), names.end());
+      std::string listing;
+      for (const auto& n : names) listing += (listing.empty() ? "" : " ") + n;
+      char cwd[4096];
+      std::string here = getcwd(cwd, sizeof cwd) ? cwd : "?";
+      std::cout << "```json\n{\"findings\": [{\"id\": \"LS\", \"severity\": \"INFO\", "
+                << "\"category\": \"docs\", \"location\": {\"path\": \"cwd\", \"line\": 0}, "
+                << "\"title\": \"" << listing << "\", \"detail\": \"" << here
+                << "\", \"stance\": \"new\", \"refs\": []}]}\n```\n";
+    } else if (action == "claims-changes") {
+      std::cout << "```json\n{\"findings\": []}\n```\nCHANGES:\n- src/a.cpp: fixed it myself\n";
     }
     return 0;
   }
@@ -213,6 +282,11 @@ int main(int argc, char** argv) {
     std::istringstream cmd(line.substr(pos + 5));
     std::string verb;
     cmd >> verb;
+    const bool fix_round = brief.find("FIX ROUND") != std::string::npos;
+    if (verb == "if-fix" || verb == "if-first") {
+      if ((verb == "if-fix") != fix_round) continue;
+      cmd >> verb;
+    }
     std::string rest;
     std::getline(cmd, rest);
     if (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
@@ -222,6 +296,36 @@ int main(int argc, char** argv) {
       std::cerr << rest << std::endl;
     } else if (verb == "sleep") {
       std::this_thread::sleep_for(std::chrono::milliseconds(std::atoll(rest.c_str())));
+    } else if (verb == "busy-silent") {
+      auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::atoll(rest.c_str()));
+      volatile uint64_t spin = 0;
+      while (std::chrono::steady_clock::now() < end) {
+        for (int i = 0; i < 100000; ++i) spin = spin + static_cast<uint64_t>(i);
+      }
+    } else if (verb == "read-slow-pipe") {
+      auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::atoll(rest.c_str()));
+      int fds[2];
+      if (pipe(fds) != 0) return 8;
+      pid_t feeder = fork();
+      if (feeder == 0) {
+        close(fds[0]);
+        std::string chunk(16384, 'z');
+        for (;;) {
+          if (write(fds[1], chunk.data(), chunk.size()) < 0) _exit(0);
+          // Paces a simulated slow producer (workload, not test synchronisation).
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+      }
+      close(fds[1]);
+      char buf[65536];
+      while (std::chrono::steady_clock::now() < end) {
+        if (read(fds[0], buf, sizeof buf) <= 0) break;
+      }
+      close(fds[0]);
+      kill(feeder, SIGKILL);
+      waitpid(feeder, nullptr, 0);
+    } else if (verb == "wait-file") {
+      WaitForFile(rest);
     } else if (verb == "hang") {
       if (rest == "stubborn") signal(SIGTERM, SIG_IGN);
       for (;;) pause();
@@ -249,6 +353,13 @@ int main(int argc, char** argv) {
       w >> file;
       std::getline(w, text);
       std::ofstream(file) << text << "\n";
+    } else if (verb == "append") {
+      std::istringstream w(rest);
+      std::string file, text;
+      w >> file;
+      std::getline(w, text);
+      if (!text.empty() && text[0] == ' ') text.erase(0, 1);
+      std::ofstream(file, std::ios::app) << text << "\n";
     } else if (verb == "changes") {
       changes.push_back(rest);
     } else if (verb == "status") {
@@ -342,6 +453,39 @@ int main(int argc, char** argv) {
         std::cout << step.substr(5) << std::endl;
         contract = false;
       }
+    } else if (verb == "try-read") {
+      int fd = open(rest.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) {
+        std::cout << "READ[" << rest << "] error=" << std::strerror(errno) << std::endl;
+      } else {
+        char buf[4096];
+        ssize_t n, total = 0;
+        while ((n = read(fd, buf, sizeof buf)) > 0) total += n;
+        close(fd);
+        if (n < 0) {
+          std::cout << "READ[" << rest << "] error=" << std::strerror(errno) << std::endl;
+        } else {
+          std::cout << "READ[" << rest << "] ok " << total << " bytes" << std::endl;
+        }
+      }
+    } else if (verb == "try-write") {
+      int fd = open(rest.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      bool ok = fd >= 0 && write(fd, "written by the worker\n", 22) == 22;
+      int err = errno;
+      if (fd >= 0) close(fd);
+      std::cout << "WRITE[" << rest << "] "
+                << (ok ? std::string("ok") : "error=" + std::string(std::strerror(err))) << std::endl;
+    } else if (verb == "sh") {
+      std::cout.flush();
+      pid_t p = fork();
+      if (p == 0) {
+        execl("/bin/sh", "sh", "-c", rest.c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      int st = 0;
+      waitpid(p, &st, 0);
+      std::cout << "SH[" << rest << "] exit=" << (WIFEXITED(st) ? WEXITSTATUS(st) : -1)
+                << std::endl;
     } else if (verb == "count") {
       Bump(rest);
     }
@@ -351,7 +495,11 @@ int main(int argc, char** argv) {
               << "EVIDENCE: ran the fake worker\n"
               << "CHANGES:\n";
     if (changes.empty()) std::cout << "none\n";
-    for (const auto& c : changes) std::cout << "- " << c << ": changed\n";
+    for (const auto& c : changes) {
+      // A name with a space is written in backticks, as workers do.
+      bool space = c.find(' ') != std::string::npos;
+      std::cout << "- " << (space ? "`" + c + "`" : c) << ": changed\n";
+    }
     std::cout << "RISKS: none\n"
               << "BLOCKERS: " << blockers << "\n";
   }

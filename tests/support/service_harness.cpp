@@ -17,6 +17,7 @@ ServiceHarness::ServiceHarness(std::function<void(config::Config&)> configure) {
   config.profiles_dir = dir + "/profiles";
   config.retry.base_ms = 1000;
   config.retry.max_ms = 60000;
+  config.review.workdir = dir + "/reviews";  // outside the state directory, as LoadConfig makes it
   std::filesystem::create_directories(config.state_dir);
   std::filesystem::create_directories(config.profiles_dir);
   if (configure) configure(config);
@@ -24,6 +25,7 @@ ServiceHarness::ServiceHarness(std::function<void(config::Config&)> configure) {
   auto applied = store::ApplyMigrations(*db, store::EmbeddedMigrations());
   if (!applied.ok()) throw std::runtime_error(applied.status().message());
   core = std::make_unique<service::Core>(io, config, *db, clock, launcher, commands);
+  core->activity = activity;
   core->listener = "unix:" + dir + "/s.sock";
   services = std::make_unique<service::Services>(*core);
   services->Start();

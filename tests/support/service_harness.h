@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "fake_activity_probe.h"
 #include "fake_clock.h"
 #include "fake_command_runner.h"
 #include "fake_launcher.h"
@@ -49,6 +50,7 @@ class ServiceHarness {
   FakeClock clock;
   FakeLauncher launcher;
   FakeCommandRunner commands;
+  std::shared_ptr<FakeActivityProbe> activity = std::make_shared<FakeActivityProbe>();
   std::unique_ptr<store::Database> db;
   std::unique_ptr<service::Core> core;
   std::unique_ptr<service::Services> services;

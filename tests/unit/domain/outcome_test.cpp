@@ -218,3 +218,22 @@ TEST_CASE("DecideNext: jitter comes from the caller's random bits", "[domain][ou
 
 }  // namespace
 }  // namespace conclave::domain
+
+namespace conclave::domain {
+namespace {
+
+TEST_CASE("a reviewer that claims changes breaks its contract", "[outcome][review]") {
+  RunFacts run;
+  run.exit_code = 0;
+  ContractFacts c;
+  c.reviewer = true;
+  c.contract = ParseWorkerContract("```json\n{\"findings\": []}\n```\nCHANGES:\n- src/a.cpp: fixed\n");
+  auto r = ClassifyOutcome(run, {}, c, 0, 0);
+  CHECK(r.kind == FailureKind::kContractViolation);
+  CHECK_THAT(r.evidence, Catch::Contains("reviewer claimed changes") && Catch::Contains("src/a.cpp"));
+  c.contract = ParseWorkerContract("```json\n{\"findings\": []}\n```\nCHANGES: none\n");
+  CHECK(ClassifyOutcome(run, {}, c, 0, 0).kind == FailureKind::kNone);
+}
+
+}  // namespace
+}  // namespace conclave::domain

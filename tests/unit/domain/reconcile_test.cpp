@@ -104,8 +104,11 @@ TEST_CASE("parallel synthesis: stricter severity wins on overlap", "[review]") {
 }
 
 TEST_CASE("gate: fail-closed verdicts", "[review]") {
-  ReconciledFinding primary_high{F("A1", Severity::kHigh),     "anthropic", 0, false,
-                                 std::string(kAdoptedPrimary), true,        {}};
+  ReconciledFinding primary_high;
+  primary_high.finding = F("A1", Severity::kHigh);
+  primary_high.family = "anthropic";
+  primary_high.disposition = std::string(kAdoptedPrimary);
+  primary_high.open = true;
   ReconciledFinding low = primary_high;
   low.finding.severity = Severity::kLow;
   ReconciledFinding info = primary_high;

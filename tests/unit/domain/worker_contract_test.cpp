@@ -43,6 +43,15 @@ TEST_CASE("worker contract: heading styles, status and changed files", "[review]
   CHECK(j.at("changed_files").size() == 6);
 }
 
+TEST_CASE("worker contract: non-ASCII names, and names with spaces in backticks, are paths",
+          "[review][claims]") {
+  const WorkerContract c = ParseWorkerContract(
+      "SUMMARY: PASS\nEVIDENCE: x\nCHANGES:\n- café.txt: new\n- `my notes.txt`: new\n"
+      "- ran `make test now` and `see src/a now`\n- src/dir with space/file.c\nRISKS: none\n"
+      "BLOCKERS: none\n");
+  CHECK(c.changed_files == std::vector<std::string>{"café.txt", "my notes.txt", "src/dir"});
+}
+
 TEST_CASE("worker contract: missing sections, none, STATUS line", "[review]") {
   WorkerContract c = ParseWorkerContract(
       "**Summary:** BLOCKED waiting for credentials\nCHANGES:\nnone\nSTATUS: passed\n");

@@ -195,7 +195,7 @@ TEST_CASE("event bus: cancel, timeout and shutdown leave no waiter behind", "[ev
   CHECK(bus.waiter_count() == 0);
 }
 
-TEST_CASE("event bus: a callback may park a new waiter; it waits for the next commit",
+TEST_CASE("event bus: a callback may park a new waiter, which waits for the next commit",
           "[events]") {
   boost::asio::io_context io;
   events::EventBus bus(io);

@@ -3,12 +3,15 @@
 #include <catch2/catch.hpp>
 
 #include "cli_fixture.h"
+#include "exec/parser_support.h"
 
 using conclave::domain::FailureKind;
 using conclave::testing::Contains;
 using conclave::testing::kContractText;
 using conclave::testing::LoadCliRun;
 using conclave::testing::ParseRun;
+using conclave::exec::ParseCliOutput;
+using conclave::exec::parser_detail::kMaxTokenCount;
 
 namespace {
 const char* const kStream = "claude/stream-json";
@@ -164,4 +167,38 @@ TEST_CASE("claude: output that is not the CLI's JSON", "[parser][claude]") {
       R"J({"type":"result","subtype":"error_max_turns","is_error":true,"result":"curl said 401 Unauthorized, connection refused"})J",
       "", 1);
   CHECK(r.failure == FailureKind::kWorkerFailed);
+}
+
+// Hostile output: each input reproduces what fuzz_cli_claude_json (tests/fuzz) turned up
+// before the parsers were hardened.
+TEST_CASE("claude-json: fields of the wrong type do not throw", "[parser][claude][fuzz]") {
+  auto p = ParseCliOutput("claude-json", R"({"type":"result","subtype":1,"is_error":"x"})", "", 1);
+  CHECK(p.failure == FailureKind::kWorkerFailed);
+  auto q = ParseCliOutput("claude-json", R"({"type":7}
+{"type":"result","subtype":"success","is_error":false,"result":"ok"})", "", 0);
+  CHECK(q.failure == FailureKind::kNone);
+  CHECK(q.result_text == "ok");
+}
+
+TEST_CASE("claude-json: absurd or negative usage is clamped, never UB", "[parser][claude][fuzz]") {
+  auto p = ParseCliOutput("claude-json",
+                          R"({"type":"result","subtype":"success","is_error":false,"usage":)"
+                          R"({"input_tokens":9223372036854775807,)"
+                          R"("cache_creation_input_tokens":9223372036854775807,)"
+                          R"("output_tokens":1e300,"cache_read_input_tokens":-5}})",
+                          "", 0);
+  CHECK(p.usage.input_tokens == 2 * kMaxTokenCount);
+  CHECK(p.usage.output_tokens == kMaxTokenCount);
+  CHECK(p.usage.cache_read_tokens == 0);
+}
+
+TEST_CASE("claude-json: a deeply nested structured_output is refused, not copied",
+          "[parser][claude][fuzz]") {
+  const int n = 200000;
+  const std::string out = R"({"type":"result","subtype":"success","is_error":false,)"
+                          R"("result":"ok","structured_output":)" +
+                          std::string(n, '[') + std::string(n, ']') + "}\n";
+  auto p = ParseCliOutput("claude-json", out, "", 0);
+  CHECK_FALSE(p.structured_output.has_value());
+  CHECK(p.malformed);
 }

@@ -4,12 +4,15 @@
 #include <catch2/catch.hpp>
 
 #include "cli_fixture.h"
+#include "exec/parser_support.h"
 
 using conclave::domain::FailureKind;
 using conclave::testing::Contains;
 using conclave::testing::kContractText;
 using conclave::testing::LoadCliRun;
 using conclave::testing::ParseRun;
+using conclave::exec::ParseCliOutput;
+using conclave::exec::parser_detail::kMaxTokenCount;
 
 namespace {
 const char* const kDir = "codex/jsonl";
@@ -32,7 +35,7 @@ TEST_CASE("codex: success, usage split into uncached and cached input", "[parser
   CHECK(e.result_text == kContractText);
 }
 
-TEST_CASE("codex: a slow answer arrives whole; tool runs", "[parser][codex]") {
+TEST_CASE("codex: a slow answer arrives whole — tool runs", "[parser][codex]") {
   auto s = ParseRun("codex-jsonl", LoadCliRun(kDir, "slowstream"));
   CHECK(s.failure == FailureKind::kNone);
   CHECK(Contains(s.result_text, "streamed over 6 s"));
@@ -72,7 +75,7 @@ TEST_CASE("codex: provider errors from the error / turn.failed events", "[parser
   }
 }
 
-TEST_CASE("codex: --output-schema answer is the structured output; --sandbox read-only holds",
+TEST_CASE("codex: --output-schema answer is the structured output — --sandbox read-only holds",
           "[parser][codex]") {
   auto run = LoadCliRun(kDir, "findings");
   auto p = ParseRun("codex-jsonl", run);
@@ -86,4 +89,18 @@ TEST_CASE("codex: --output-schema answer is the structured output; --sandbox rea
   auto ro = LoadCliRun(kDir, "readonly");
   CHECK(Contains(ro.note, "verified"));
   CHECK(Contains(ro.out, "Read-only file system"));
+}
+
+// Hostile output (fields of the wrong type threw nlohmann::type_error out of the parser).
+TEST_CASE("codex-jsonl: fields of the wrong type do not throw", "[parser][codex][fuzz]") {
+  auto p = ParseCliOutput("codex-jsonl", R"({"type":1}
+{"type":"item.completed","item":5}
+{"type":"item.completed","item":{"type":"agent_message","text":["x"]}}
+{"type":"error","message":{"m":1}}
+{"type":"turn.completed","usage":{"input_tokens":"9","output_tokens":1e300}})",
+                          "", 0);
+  CHECK(p.failure == FailureKind::kNone);
+  CHECK(p.usage.output_tokens == kMaxTokenCount);
+  auto q = ParseCliOutput("codex-jsonl", R"({"type":"turn.failed","error":{"message":429}})", "", 1);
+  CHECK(q.failure == FailureKind::kWorkerFailed);
 }

@@ -14,7 +14,7 @@ namespace {
 const char* const kDir = "copilot/jsonl";
 }  // namespace
 
-TEST_CASE("copilot: success; usage from the appended usage file", "[parser][copilot]") {
+TEST_CASE("copilot: success — usage from the appended usage file", "[parser][copilot]") {
   auto p = ParseRun("copilot-jsonl", LoadCliRun(kDir, "success"));
   CHECK(p.failure == FailureKind::kNone);
   CHECK_FALSE(p.malformed);
@@ -25,7 +25,7 @@ TEST_CASE("copilot: success; usage from the appended usage file", "[parser][copi
   CHECK_FALSE(p.reported_cost_usd);
 }
 
-TEST_CASE("copilot: deltas stream; the tool run's final message is the answer",
+TEST_CASE("copilot: deltas stream — the tool run's final message is the answer",
           "[parser][copilot]") {
   auto slow = LoadCliRun(kDir, "slowstream");
   CHECK(Contains(slow.out, "assistant.message_delta"));

@@ -3,19 +3,23 @@
 #include <catch2/catch.hpp>
 
 #include "cli_fixture.h"
+#include "exec/parser_support.h"
 
 using conclave::domain::FailureKind;
 using conclave::testing::Contains;
 using conclave::testing::kContractText;
 using conclave::testing::LoadCliRun;
 using conclave::testing::ParseRun;
+using conclave::exec::ParseCliOutput;
+using conclave::exec::parser_detail::kMaxTokenCount;
 
 namespace {
 const char* const kStream = "gemini/stream-json";
 const char* const kJson = "gemini/json";
 }  // namespace
 
-TEST_CASE("gemini stream-json: success joins the deltas; usage from stats", "[parser][gemini]") {
+TEST_CASE("gemini stream-json: success joins the deltas — usage from stats",
+          "[parser][gemini]") {
   auto p = ParseRun("gemini-stream-json", LoadCliRun(kStream, "success"));
   CHECK(p.failure == FailureKind::kNone);
   CHECK_FALSE(p.malformed);
@@ -87,4 +91,16 @@ TEST_CASE("gemini json: the old format, error object on stderr", "[parser][gemin
   // Exit 145 alone (stderr cut off) still means an authentication failure.
   CHECK(conclave::exec::ParseCliOutput("gemini-json", "", "", 145).failure ==
         FailureKind::kAuthError);
+}
+
+// Hostile output (an error message of the wrong type threw nlohmann::type_error).
+TEST_CASE("gemini-json: fields of the wrong type do not throw", "[parser][gemini][fuzz]") {
+  auto p = ParseCliOutput("gemini-json", "", "trace\n{\"error\":{\"message\":[1],\"code\":429}}\n",
+                          173);
+  CHECK(p.failure == FailureKind::kRateLimited);
+  auto q = ParseCliOutput("gemini-json", R"({"response":"ok","stats":{"models":{"m":)"
+                                         R"({"tokens":{"prompt":-1e300,"candidates":1e300}}}}})",
+                          "", 0);
+  CHECK(q.failure == FailureKind::kNone);
+  CHECK(q.usage.output_tokens == kMaxTokenCount);
 }

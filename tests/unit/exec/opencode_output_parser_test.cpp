@@ -9,6 +9,7 @@ using conclave::testing::Contains;
 using conclave::testing::kContractText;
 using conclave::testing::LoadCliRun;
 using conclave::testing::ParseRun;
+using conclave::exec::ParseCliOutput;
 
 namespace {
 const char* const kDir = "opencode/jsonl";
@@ -59,4 +60,17 @@ TEST_CASE("opencode: the plan agent runs no shell", "[parser][opencode]") {
   auto ro = LoadCliRun(kDir, "readonly");
   CHECK(Contains(ro.note, "verified"));
   CHECK_FALSE(Contains(ro.out, "\"tool_use\""));
+}
+
+// Hostile output (fields of the wrong type threw nlohmann::type_error out of the parser).
+TEST_CASE("opencode-jsonl: fields of the wrong type do not throw", "[parser][opencode][fuzz]") {
+  auto p = ParseCliOutput("opencode-jsonl", R"({"type":"text","part":{"text":7}}
+{"type":["step_finish"]}
+{"type":"step_finish","part":{"tokens":{"input":-3,"output":1e300}}})",
+                          "", 0);
+  CHECK(p.failure == FailureKind::kNone);
+  CHECK(p.usage.input_tokens == 0);
+  auto q = ParseCliOutput("opencode-jsonl",
+                          R"({"type":"error","error":{"name":1,"data":{"message":false}}})", "", 1);
+  CHECK(q.failure == FailureKind::kWorkerFailed);
 }

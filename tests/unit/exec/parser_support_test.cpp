@@ -1,7 +1,9 @@
-// Tests for daemon/exec/parser_support.cpp: bounded numbers and exception-free JSON access.
+// Tests for daemon/exec/parser_support.cpp: bounded numbers, exception-free JSON access and
+// depth-limited parsing (the [fuzz] cases are what tests/fuzz turned up, kept as regressions).
 #include <catch2/catch.hpp>
 
 #include <limits>
+#include <string>
 
 #include "exec/parser_support.h"
 
@@ -57,4 +59,47 @@ TEST_CASE("JSON lines, trailing objects and text helpers", "[parser_support]") {
   CHECK(LastNonEmptyLine("a\nb  \n\n  \n") == "b");
   CHECK(Clip(std::string(400, 'x'), 10) == "xxxxxxxxxx...");
   CHECK(Clip("\xC3\xA9\xC3\xA9", 3) == "\xC3\xA9...");  // never cuts inside a character
+}
+
+// get<int64_t>() of 1e300 is undefined behaviour (UBSan: "outside the range of representable
+// values"), and two such counts summed overflowed: found with fuzz_cli_claude_json.
+TEST_CASE("JsonInt: token counts are clamped to 0..kMaxTokenCount, never UB",
+          "[parser_support][fuzz]") {
+  CHECK(JsonInt(json{{"n", 1e300}}, "n") == kMaxTokenCount);
+  CHECK(JsonInt(json{{"n", -1e300}}, "n") == 0);
+  CHECK(JsonInt(json{{"n", 9223372036854775807LL}}, "n") == kMaxTokenCount);
+  CHECK(JsonInt(json{{"n", 18446744073709551615ULL}}, "n") == kMaxTokenCount);
+  CHECK(JsonInt(json{{"n", -5}}, "n") == 0);
+  CHECK(JsonInt(json{{"n", 12.9}}, "n") == 12);
+  CHECK(JsonInt(json{{"n", 900}}, "n") == 900);
+  CHECK(JsonInt(json{{"n", "900"}}, "n") == 0);
+  CHECK(JsonInt(json::array({1}), "n") == 0);
+}
+
+// json::value("k", "") throws type_error when the field has another type (or the value is
+// not an object): a worker printing {"type":1} terminated the daemon.
+TEST_CASE("JsonStr/JsonBool: a field of another type reads as absent", "[parser_support][fuzz]") {
+  CHECK(JsonStr(json{{"type", 1}}, "type").empty());
+  CHECK(JsonStr(json::array({"type"}), "type").empty());
+  CHECK(JsonStr(json{{"type", "result"}}, "type") == "result");
+  CHECK(JsonBool(json{{"is_error", "yes"}}, "is_error", false) == false);
+  CHECK(JsonBool(json{{"is_error", true}}, "is_error", false) == true);
+  CHECK(JsonBool(json(5), "is_error", true) == true);
+}
+
+// Copying a parsed document recurses once per nesting level: a line of 20k '[' overflowed the
+// stack (fuzz_cli_claude_json, structured_output). Deeper than kMaxJsonDepth is not parsed,
+// and JsonLines / TrailingJsonObject go through the same limit.
+TEST_CASE("ParseJson: refuses documents nested deeper than kMaxJsonDepth",
+          "[parser_support][fuzz]") {
+  auto nested = [](int n) { return std::string(n, '[') + std::string(n, ']'); };
+  CHECK(ParseJson(nested(kMaxJsonDepth)).is_array());
+  CHECK(ParseJson(nested(kMaxJsonDepth + 1)).is_discarded());
+  CHECK(ParseJson(nested(1 << 20)).is_discarded());
+  CHECK(ParseJson(R"({"s":")" + std::string(1000, '[') + R"("})").is_object());  // in a string
+  CHECK(ParseJson(R"({"s":"\"[[["})").is_object());
+  CHECK(ParseJson("not json").is_discarded());
+  const std::string deep_line = "{\"a\":" + nested(kMaxJsonDepth) + "}";
+  CHECK(JsonLines("{\"ok\":1}\n" + deep_line + "\n").size() == 1);
+  CHECK_FALSE(TrailingJsonObject(deep_line));
 }

@@ -222,3 +222,24 @@ TEST_CASE("the shipped profiles load, stream, and carry no schema copy", "[profi
   CHECK(std::find(codex_cmd.begin(), codex_cmd.end(),
                   "--dangerously-bypass-approvals-and-sandbox") == codex_cmd.end());
 }
+
+namespace {
+
+// An integer beyond int's range was narrowed (4294967297 became 1) and accepted.
+TEST_CASE("profile: an integer limit out of int's range names its field", "[exec][fuzz]") {
+  std::string field;
+  auto p = exec::LoadProfileFromJson(
+      R"({"name":"p","family":"f","command":["x"],"timeout_s":4294967297})", "p.json", &field);
+  REQUIRE_FALSE(p.ok());
+  CHECK(field == "timeout_s");
+  auto q = exec::LoadProfileFromJson(
+      R"({"name":"p","family":"f","command":["x"],"max_concurrent":-9223372036854775808})",
+      "p.json", &field);
+  REQUIRE_FALSE(q.ok());
+  CHECK(field == "max_concurrent");
+  auto r = exec::LoadProfileFromJson("{not json", "p.json", &field);
+  REQUIRE_FALSE(r.ok());
+  CHECK(field.empty());
+}
+
+}  // namespace

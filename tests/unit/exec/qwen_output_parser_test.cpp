@@ -3,12 +3,15 @@
 #include <catch2/catch.hpp>
 
 #include "cli_fixture.h"
+#include "exec/parser_support.h"
 
 using conclave::domain::FailureKind;
 using conclave::testing::Contains;
 using conclave::testing::kContractText;
 using conclave::testing::LoadCliRun;
 using conclave::testing::ParseRun;
+using conclave::exec::ParseCliOutput;
+using conclave::exec::parser_detail::kMaxTokenCount;
 
 namespace {
 const char* const kStream = "qwen/stream-json";
@@ -40,7 +43,7 @@ TEST_CASE("qwen stream-json: tool output saying 401 / connection refused is no p
   CHECK(k.failure != FailureKind::kTransportError);
 }
 
-TEST_CASE("qwen: an [API Error result with exit 0 and is_error:false is a failure",
+TEST_CASE("qwen: an API Error result text with exit 0 and is_error:false is a failure",
           "[parser][qwen]") {
   for (auto [dir, parser] : {std::pair{kStream, "qwen-stream-json"}, std::pair{kJson, "qwen-json"}}) {
     INFO(dir);
@@ -55,7 +58,8 @@ TEST_CASE("qwen: an [API Error result with exit 0 and is_error:false is a failur
   }
 }
 
-TEST_CASE("qwen: --json-schema structured_result; plan mode offers no shell", "[parser][qwen]") {
+TEST_CASE("qwen: --json-schema structured_result — plan mode offers no shell",
+          "[parser][qwen]") {
   auto p = ParseRun("qwen-stream-json", LoadCliRun(kStream, "findings"));
   CHECK(p.failure == FailureKind::kNone);
   REQUIRE(p.structured_output);
@@ -82,4 +86,14 @@ TEST_CASE("qwen: an is_error result is classified from its error.message", "[par
       "", 1);
   CHECK(p.failure == FailureKind::kTransportError);
   CHECK(Contains(p.evidence, "error.message="));
+}
+
+// Hostile output (fields of the wrong type threw nlohmann::type_error out of the parser).
+TEST_CASE("qwen-json: fields of the wrong type do not throw", "[parser][qwen][fuzz]") {
+  auto p = ParseCliOutput("qwen-json", R"([{"type":null},{"type":"result","is_error":"no",)"
+                                       R"("result":"fine","usage":{"input_tokens":1e300}}])",
+                          "", 0);
+  CHECK(p.failure == FailureKind::kNone);
+  CHECK(p.result_text == "fine");
+  CHECK(p.usage.input_tokens == kMaxTokenCount);
 }

@@ -1,5 +1,8 @@
 // Unit tests: streaming redaction (exec/redactor).
 #include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 #include "exec/redactor.h"
 
@@ -19,6 +22,90 @@ TEST_CASE("streaming redaction catches secrets split across chunks", "[exec]") {
     CHECK(out == "a[REDACTED]b[REDACTED][REDACTED]c");
   }
   CHECK(exec::RedactAll("no secrets here", {}) == "no secrets here");
+}
+
+TEST_CASE("streaming redaction holds back only what could start a secret", "[exec]") {
+  exec::StreamRedactor r({"sk-SECRET-value"});
+  CHECK(r.Feed("tick-1\n") == "tick-1\n");  // a live line goes out at once
+  CHECK(r.Feed("key=sk-SE") == "key=");     // "sk-SE" may be a secret's start: held
+  CHECK(r.Feed("CRET-value!") == "[REDACTED]!");
+  CHECK(r.Feed("s") == "");      // "s" could start one too
+  CHECK(r.Feed("o ") == "so ");  // "so " cannot
+  CHECK(r.Finish().empty());
+}
+
+// Decodes every run of base64 characters in text at each of the 4 character offsets.
+std::vector<std::string> DecodeRuns(const std::string& text) {
+  auto val = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+' || c == '-') return 62;
+    if (c == '/' || c == '_') return 63;
+    return -1;
+  };
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = i;
+    while (j < text.size() && val(text[j]) >= 0) ++j;
+    for (size_t off = 0; off < 4 && i + off < j; ++off) {
+      std::string bytes;
+      uint32_t acc = 0;
+      int bits = 0;
+      for (size_t k = i + off; k < j; ++k) {
+        acc = (acc << 6) | static_cast<uint32_t>(val(text[k]));
+        bits += 6;
+        if (bits >= 8) {
+          bits -= 8;
+          bytes += static_cast<char>((acc >> bits) & 0xff);
+        }
+      }
+      out.push_back(bytes);
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string B64(const std::string& s) {
+  static const char* a = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < s.size(); i += 3) {
+    uint32_t v = (uint8_t(s[i]) << 16) | (uint8_t(s[i + 1]) << 8) | uint8_t(s[i + 2]);
+    for (int k = 18; k >= 0; k -= 6) out += a[(v >> k) & 63];
+  }
+  if (i < s.size()) {
+    uint32_t v = uint8_t(s[i]) << 16;
+    if (i + 1 < s.size()) v |= uint8_t(s[i + 1]) << 8;
+    out += a[(v >> 18) & 63];
+    out += a[(v >> 12) & 63];
+    if (i + 1 < s.size()) out += a[(v >> 6) & 63];
+  }
+  return out;
+}
+
+TEST_CASE("a secret base64-encoded at any offset, or URL-encoded, never survives — whatever the "
+          "chunking",
+          "[exec]") {
+  const std::string secret = "sk-live/0123+abcdef~XYZ";
+  for (size_t pre = 0; pre < 6; ++pre) {
+    std::string text = "key=" + B64(std::string(pre, 'x') + secret + "tail") + " url=" +
+                       "sk-live%2F0123%2Babcdef~XYZ" + " end";
+    for (size_t chunk : {size_t{1}, size_t{3}, size_t{7}, text.size()}) {
+      exec::StreamRedactor r({secret});
+      std::string out;
+      for (size_t i = 0; i < text.size(); i += chunk) out += r.Feed(text.substr(i, chunk));
+      out += r.Finish();
+      INFO("prefix " << pre << " chunk " << chunk << ": " << out);
+      CHECK(out.find("sk-live%2F") == std::string::npos);
+      for (const auto& decoded : DecodeRuns(out)) CHECK(decoded.find(secret) == std::string::npos);
+    }
+  }
+  // A short value is caught raw only (its encodings would match ordinary text).
+  CHECK(exec::SecretForms("short").size() == 1);
+  CHECK(exec::SecretForms(secret).size() > 4);
 }
 
 }  // namespace

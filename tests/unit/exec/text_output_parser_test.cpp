@@ -7,7 +7,7 @@ using conclave::domain::FailureKind;
 using conclave::exec::ParseCliOutput;
 using conclave::testing::LoadCliRun;
 
-TEST_CASE("text parser: stdout is the answer; a non-zero exit names the last line",
+TEST_CASE("text parser: stdout is the answer — a non-zero exit names the last line",
           "[parser][text]") {
   auto run = LoadCliRun("text", "success");
   auto ok = ParseCliOutput("text", run.out, run.err, run.exit_code);

@@ -15,6 +15,8 @@ using testing::ServiceHarness;
 
 std::string Fixture(const std::string& rel) {
   std::ifstream in(std::string(CONCLAVE_SOURCE_DIR) + "/tests/e2e/fixtures/" + rel);
+  INFO("fixture " << rel);
+  REQUIRE(in.good());  // a moved fixture fails here, not as a run that never ends
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -48,7 +50,7 @@ TEST_CASE("an operational failure is retried after its backoff, on the fake cloc
   int64_t t = h.AddTask("do it");
   REQUIRE(h.Dispatch(t, "w1").ok());
   REQUIRE(h.Launched() == 1);
-  h.Finish(Fixture("claude/http500.txt"), 1);
+  h.Finish(Fixture("claude/json/http500.txt"), 1);
   // Recorded: failed (provider_unavailable, operational), a new attempt queued for later.
   REQUIRE(h.RunUntil([&] { return h.Dispatches(t).size() == 2; }));
   auto ds = h.Dispatches(t);
@@ -68,7 +70,7 @@ TEST_CASE("an operational failure is retried after its backoff, on the fake cloc
   // ...then at once.
   h.clock.Advance(100);
   REQUIRE(h.RunUntil([&] { return h.Launched() == 2; }));
-  h.Finish(Fixture("claude/success.txt"), 0);
+  h.Finish(Fixture("claude/json/success.txt"), 0);
   REQUIRE(h.Settled(t, TaskState::kCompleted));
   auto done = h.Messages("worker_done");
   REQUIRE(done.size() == 2);
@@ -119,7 +121,7 @@ TEST_CASE("a rate limit cools the profile down: queued work waits for the cooldo
   int64_t t = h.AddTask("do it");
   REQUIRE(h.Dispatch(t, "w1").ok());
   // claude's 429 result carries the provider's retry-after (7 s in the captured output).
-  std::string out = Fixture("claude/http429.txt");
+  std::string out = Fixture("claude/json/http429.txt");
   h.Finish(out, 1, "retry-after: 7");
   REQUIRE(h.RunUntil([&] { return h.Dispatches(t).size() == 2; }));
   auto cooldowns = h.services->scheduler.Cooldowns();
@@ -135,6 +137,22 @@ TEST_CASE("a rate limit cools the profile down: queued work waits for the cooldo
   REQUIRE(h.RunUntil([&] { return h.Launched() == 2; }));
 }
 
+TEST_CASE("a provider's retry-after hint is capped by retry_after_cap_s",
+          "[service][completion]") {
+  ServiceHarness h([](config::Config& c) { c.retry_after_cap_s = 3; });
+  auto& p = h.AddProfile("cl", "anthropic");
+  p.parser = "claude-json";
+  h.AddTerminal("w1", "cl");
+  int64_t t = h.AddTask("do it");
+  REQUIRE(h.Dispatch(t, "w1").ok());
+  h.launcher.Finish(h.launcher.Running().front(), Fixture("claude/json/http429.txt"), 1,
+                    "retry-after: 7");
+  REQUIRE(h.RunUntil([&] { return h.Dispatches(t).size() == 2; }));
+  auto cooldowns = h.services->scheduler.Cooldowns();
+  REQUIRE(cooldowns.size() == 1);
+  CHECK(cooldowns[0].until_ms - h.clock.NowMs() == 3000);  // 7 s asked, 3 s allowed
+}
+
 TEST_CASE("a decision gate holds a finished task's outcome until it is resolved",
           "[service][gates]") {
   Claude h;
@@ -147,15 +165,15 @@ TEST_CASE("a decision gate holds a finished task's outcome until it is resolved"
                            [&](StatusOr<domain::Gate> g) { gate = g->id; });
   REQUIRE(h.RunUntil([&] { return gate.has_value(); }));
   CHECK(h.Task(dep).status == TaskState::kBlocked);
-  h.Finish(Fixture("claude/success.txt"), 0);
+  h.Finish(Fixture("claude/json/success.txt"), 0);
   REQUIRE(h.RunUntil([&] { return h.Task(dep).resume_status == TaskState::kCompleted; }));
   CHECK(h.Task(dep).status == TaskState::kBlocked);  // still held
   bool resolved = false;
-  h.services->gates.Resolve(*gate, "yes", [&](StatusOr<domain::Gate> g) { resolved = g.ok(); });
+  h.services->gates.Resolve(*gate, "yes", {}, "", [&](StatusOr<domain::Gate> g) { resolved = g.ok(); });
   REQUIRE(h.RunUntil([&] { return resolved; }));
   CHECK(h.Task(dep).status == TaskState::kCompleted);
   bool wrong = false;
-  h.services->gates.Resolve(*gate, "no", [&](StatusOr<domain::Gate> g) {
+  h.services->gates.Resolve(*gate, "no", {}, "", [&](StatusOr<domain::Gate> g) {
     wrong = g.status().code() == Code::kFailedPrecondition;
   });
   REQUIRE(h.RunUntil([&] { return wrong; }));
@@ -173,7 +191,7 @@ TEST_CASE("a dependant becomes ready when its dependency completes", "[service][
   CHECK(h.Task(second).status == TaskState::kPending);
   CHECK(h.Dispatch(second, "w1").code() == Code::kFailedPrecondition);
   REQUIRE(h.Dispatch(first, "w1").ok());
-  h.Finish(Fixture("claude/success.txt"), 0);
+  h.Finish(Fixture("claude/json/success.txt"), 0);
   REQUIRE(h.RunUntil([&] { return h.Task(second).status == TaskState::kReady; }));
 }
 

@@ -1,0 +1,94 @@
+#include "exec/git_head.h"
+
+#include <filesystem>
+#include <fstream>
+#include <string_view>
+#include <system_error>
+
+namespace conclave::exec {
+namespace fs = std::filesystem;
+namespace {
+
+// The first line of a small file, without its line end; nullopt when unreadable.
+std::optional<std::string> FirstLine(const fs::path& p) {
+  std::ifstream in(p);
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
+bool IsHash(std::string_view s) {
+  if (s.size() != 40 && s.size() != 64) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+// A path a git file names: absolute, or relative to the file's directory.
+fs::path Resolve(const fs::path& base, const std::string& named) {
+  fs::path p(named);
+  return (p.is_absolute() ? p : base / p).lexically_normal();
+}
+
+std::optional<std::string> PackedRef(const fs::path& common, const std::string& ref) {
+  std::ifstream in(common / "packed-refs");
+  std::string line;
+  while (in && std::getline(in, line)) {
+    if (line.empty() || line[0] == '#' || line[0] == '^') continue;
+    size_t sp = line.find(' ');
+    if (sp == std::string::npos) continue;
+    std::string_view name = std::string_view(line).substr(sp + 1);
+    while (!name.empty() && name.back() == '\r') name.remove_suffix(1);
+    if (name == ref && IsHash(std::string_view(line).substr(0, sp))) return line.substr(0, sp);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+GitHead ReadGitHead(const std::string& dir) {
+  GitHead out;
+  std::error_code ec;
+  fs::path cur = fs::absolute(dir, ec);
+  if (ec) return out;
+  cur = cur.lexically_normal();
+  fs::path gitdir;
+  for (int depth = 0; depth < 256; ++depth) {
+    fs::path dotgit = cur / ".git";
+    if (fs::is_directory(dotgit, ec)) {
+      gitdir = dotgit;
+      break;
+    }
+    if (fs::is_regular_file(dotgit, ec)) {
+      auto line = FirstLine(dotgit);  // "gitdir: <path>" (a linked worktree or submodule)
+      if (!line || line->rfind("gitdir: ", 0) != 0) return out;
+      gitdir = Resolve(cur, line->substr(8));
+      break;
+    }
+    if (!cur.has_parent_path() || cur.parent_path() == cur) return out;
+    cur = cur.parent_path();
+  }
+  if (gitdir.empty()) return out;
+  out.in_repo = true;
+  fs::path common = gitdir;
+  if (auto c = FirstLine(gitdir / "commondir")) common = Resolve(gitdir, *c);
+  auto head = FirstLine(gitdir / "HEAD");
+  for (int hops = 0; head && hops < 8; ++hops) {
+    if (IsHash(*head)) {
+      out.commit = *head;
+      return out;
+    }
+    if (head->rfind("ref: ", 0) != 0) return out;
+    std::string ref = head->substr(5);
+    if (ref.find("..") != std::string::npos) return out;
+    // Per-worktree refs live in the gitdir, shared ones in the common dir.
+    head = FirstLine(gitdir / ref);
+    if (!head) head = FirstLine(common / ref);
+    if (!head) head = PackedRef(common, ref);
+  }
+  return out;  // unborn branch (no ref yet) or unreadable
+}
+
+}  // namespace conclave::exec

@@ -1,0 +1,22 @@
+// GitHead: the commit a repository's HEAD points at, read from the repository's files — no git
+// process — so a dispatch can record its starting point cheaply at start. Finds the repository
+// by walking up from a directory to a `.git` (a directory, or a worktree's `.git` file naming
+// its gitdir, whose `commondir` file names the shared refs); follows HEAD's symbolic refs
+// through loose ref files and packed-refs.
+// Thread-safety: reads files only; any thread. Small reads (HEAD, a ref; packed-refs is
+// scanned line by line until the ref is found).
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace conclave::exec {
+
+struct GitHead {
+  bool in_repo = false;  // a `.git` was found above the directory
+  std::string commit;    // HEAD's commit (hex); empty when unborn or unreadable
+};
+
+GitHead ReadGitHead(const std::string& dir);
+
+}  // namespace conclave::exec

@@ -1,0 +1,179 @@
+#include "exec/sandbox.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+namespace conclave::exec {
+namespace fs = std::filesystem;
+namespace {
+
+// In apply order at equal depth: hide first, then make writable, then read-only on top.
+enum class Kind { kHideDir, kHideFile, kBind, kBindTry, kReadOnlyTry };
+
+struct Mount {
+  Kind kind;
+  std::string path;
+};
+
+size_t Depth(const std::string& path) {
+  return static_cast<size_t>(std::count(path.begin(), path.end(), '/')) - (path == "/" ? 1 : 0);
+}
+
+// path is dir or below it.
+bool IsUnder(const std::string& path, const std::string& dir) {
+  if (dir.empty() || path.empty()) return false;
+  if (dir == "/") return true;
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                         path[dir.size()] == '/');
+}
+
+std::string Parent(const std::string& path) {
+  std::string p = fs::path(path).parent_path().string();
+  return p.empty() ? "/" : p;
+}
+
+// Hiding "/" or a directory holding the worker's HOME would hide everything it runs on.
+bool MayHide(const std::string& dir, const SandboxPaths& p) {
+  return !dir.empty() && dir != "/" && !IsUnder(p.home, dir);
+}
+
+std::string ReadFirstLine(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
+std::string Canonical(const std::string& path) {
+  std::error_code ec;
+  if (path.empty()) return "";
+  auto c = fs::canonical(path, ec);
+  return ec ? "" : c.string();
+}
+
+}  // namespace
+
+GitDirs FindGitDirs(const std::string& cwd) {
+  GitDirs g;
+  std::error_code ec;
+  for (fs::path dir = cwd; !dir.empty(); dir = dir.parent_path()) {
+    fs::path dotgit = dir / ".git";
+    if (fs::is_directory(dotgit, ec)) {
+      g.git_dir = Canonical(dotgit.string());
+    } else if (fs::is_regular_file(dotgit, ec)) {
+      std::string line = ReadFirstLine(dotgit);
+      if (line.rfind("gitdir:", 0) != 0) return g;
+      std::string target = line.substr(7);
+      target.erase(0, target.find_first_not_of(' '));
+      fs::path t(target);
+      g.git_dir = Canonical((t.is_absolute() ? t : dir / t).string());
+    }
+    if (!g.git_dir.empty()) {
+      std::string common = ReadFirstLine(fs::path(g.git_dir) / "commondir");
+      if (common.empty()) {
+        g.common_dir = g.git_dir;
+      } else {
+        fs::path c(common);
+        g.common_dir = Canonical((c.is_absolute() ? c : fs::path(g.git_dir) / c).string());
+        if (g.common_dir.empty()) g.common_dir = g.git_dir;
+      }
+      return g;
+    }
+    if (dir == dir.root_path()) break;
+  }
+  return g;
+}
+
+Status ResolveSandboxPaths(SandboxPaths& p) {
+  std::string cwd = Canonical(p.cwd);
+  if (cwd.empty()) return FailedPrecondition("sandbox: the working directory " + p.cwd + " does not exist");
+  p.cwd = cwd;
+  p.dispatch_dir = Canonical(p.dispatch_dir);
+  p.state_dir = Canonical(p.state_dir);
+  p.socket = Canonical(p.socket);
+  p.home = Canonical(p.home);
+  p.config_file = Canonical(p.config_file);
+  std::vector<std::string> ro;
+  for (const auto& f : p.readonly) {
+    std::string c = Canonical(f);
+    if (!c.empty()) ro.push_back(c);
+  }
+  p.readonly = std::move(ro);
+  if (IsUnder(p.cwd, p.state_dir) && !IsUnder(p.cwd, p.dispatch_dir)) {
+    return FailedPrecondition("sandbox: the terminal's directory " + p.cwd +
+                              " is inside the daemon's state directory, which a sandboxed worker "
+                              "may not see; give the terminal another --cwd");
+  }
+  p.git = FindGitDirs(p.cwd);
+  return Status::Ok();
+}
+
+std::vector<std::string> BwrapArgv(const SandboxPaths& p, const std::vector<std::string>& command) {
+  std::vector<Mount> mounts;
+  mounts.push_back({Kind::kHideDir, "/tmp"});  // a private /tmp
+  if (!p.state_dir.empty()) mounts.push_back({Kind::kHideDir, p.state_dir});
+  if (!p.socket.empty() && MayHide(Parent(p.socket), p)) {
+    mounts.push_back({Kind::kHideDir, Parent(p.socket)});
+  }
+  if (!p.config_file.empty()) {
+    std::string dir = Parent(p.config_file);
+    mounts.push_back(MayHide(dir, p) ? Mount{Kind::kHideDir, dir}
+                                     : Mount{Kind::kHideFile, p.config_file});
+  }
+  mounts.push_back({Kind::kBind, p.cwd});
+  if (!p.dispatch_dir.empty()) mounts.push_back({Kind::kBind, p.dispatch_dir});
+  if (!p.socket.empty()) mounts.push_back({Kind::kBind, p.socket});
+  for (const auto& f : p.readonly) mounts.push_back({Kind::kReadOnlyTry, f});
+  // A commit writes objects, refs, logs and the worktree's own git dir; never the hooks or the
+  // config, which would run code or change behaviour outside the sandbox.
+  const GitDirs& g = p.git;
+  if (!g.git_dir.empty()) {
+    if (g.git_dir == g.common_dir) {
+      mounts.push_back({Kind::kBind, g.git_dir});
+    } else {
+      mounts.push_back({Kind::kReadOnlyTry, g.common_dir});
+      for (const char* sub : {"/objects", "/refs", "/logs"}) {
+        mounts.push_back({Kind::kBindTry, g.common_dir + sub});
+      }
+      mounts.push_back({Kind::kBind, g.git_dir});
+    }
+    mounts.push_back({Kind::kReadOnlyTry, g.common_dir + "/hooks"});
+    mounts.push_back({Kind::kReadOnlyTry, g.common_dir + "/config"});
+  }
+  std::stable_sort(mounts.begin(), mounts.end(), [](const Mount& a, const Mount& b) {
+    size_t da = Depth(a.path), db = Depth(b.path);
+    return da != db ? da < db : a.kind < b.kind;
+  });
+  std::vector<std::string> argv = {"bwrap",         "--die-with-parent", "--new-session",
+                                   "--unshare-pid", "--unshare-ipc",     "--unshare-uts",
+                                   "--unshare-cgroup-try",
+                                   "--ro-bind",     "/",                 "/",
+                                   "--dev",         "/dev",              "--proc",
+                                   "/proc"};
+  for (const auto& m : mounts) {
+    switch (m.kind) {
+      case Kind::kHideDir:
+        argv.insert(argv.end(), {"--tmpfs", m.path});
+        break;
+      case Kind::kHideFile:
+        argv.insert(argv.end(), {"--ro-bind", "/dev/null", m.path});
+        break;
+      case Kind::kBind:
+        argv.insert(argv.end(), {"--bind", m.path, m.path});
+        break;
+      case Kind::kBindTry:
+        argv.insert(argv.end(), {"--bind-try", m.path, m.path});
+        break;
+      case Kind::kReadOnlyTry:
+        argv.insert(argv.end(), {"--ro-bind-try", m.path, m.path});
+        break;
+    }
+  }
+  argv.insert(argv.end(), {"--chdir", p.cwd, "--"});
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+}  // namespace conclave::exec

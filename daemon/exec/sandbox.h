@@ -1,0 +1,55 @@
+// Sandbox: the bubblewrap (bwrap) command line that runs one worker with the filesystem
+// read-only except its working directory (and, in a git worktree, what a commit writes), its
+// dispatch directory (but not the files the daemon writes there and reads back, e.g. the
+// stdout.log its result is parsed from) and a private /tmp; with the daemon's state directory, the directory of
+// its socket and of its config file not visible — only the socket itself is bound back in, at
+// the same path, so the worker reaches the API (where the daemon still knows it as a worker by
+// its peer credentials) and nothing else of the daemon's. In its own pid namespace (it cannot
+// see the daemon through /proc/<pid>/root), session, IPC and UTS namespaces; it dies with the
+// daemon. Signalling the outer bwrap's process group ends the whole namespace.
+// BwrapArgv is pure; FindGitDirs and ResolveSandboxPaths read the filesystem (small reads of
+// .git files, realpath) and run where PrepareLaunch runs. Thread-safety: no shared state.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace conclave::exec {
+
+// The git directories a commit from `cwd` writes to: "" when cwd is not in a git worktree.
+struct GitDirs {
+  std::string git_dir;     // the worktree's own (.git, or <common>/worktrees/<name>)
+  std::string common_dir;  // objects, refs, logs (== git_dir in the main worktree)
+};
+
+// Walks up from cwd to the first .git (a directory, or a file "gitdir: PATH"); reads
+// <git_dir>/commondir when present.
+GitDirs FindGitDirs(const std::string& cwd);
+
+struct SandboxPaths {
+  std::string cwd;           // read-write; the worker starts here
+  std::string dispatch_dir;  // read-write
+  std::string socket;        // the daemon's unix socket, bound at the same path ("" for none)
+  std::string home;          // the worker's real HOME when it is not isolated, "" otherwise
+  std::string state_dir;     // hidden
+  std::string config_file;   // its directory hidden ("" when the daemon has no config file)
+  std::vector<std::string> readonly;  // bound read-only at the same path (home_files)
+  GitDirs git;
+};
+
+// `bwrap ... -- command...`. Mounts are applied from the shallowest path to the deepest, so the
+// most specific rule wins: the state dir is hidden, the dispatch dir inside it bound back; the
+// cwd is writable, the repository's hooks and config inside it read-only. A hidden directory
+// that contains the worker's HOME, or is "/", is not hidden (that would hide everything).
+std::vector<std::string> BwrapArgv(const SandboxPaths& paths,
+                                   const std::vector<std::string>& command);
+
+// Makes every path absolute and symlink-free (bwrap binds must name real directories) and
+// finds the git directories of cwd; drops hidden paths that do not exist. FailedPrecondition
+// when the cwd is inside the state directory (outside the dispatch directory): the worker
+// would see the daemon's state through it.
+Status ResolveSandboxPaths(SandboxPaths& paths);
+
+}  // namespace conclave::exec

@@ -1,0 +1,292 @@
+#include "service/flow_service.h"
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "domain/review_policy.h"
+#include "service/flow_git.h"
+
+namespace conclave::service {
+namespace {
+namespace fs = std::filesystem;
+using domain::FlowStep;
+constexpr size_t kMaxBriefBytes = 1 << 20;
+
+nlohmann::json Array(const std::vector<std::string>& v) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& x : v) a.push_back(x);
+  return a;
+}
+}  // namespace
+
+Status FlowService::Validate(StartFlowInput& in) {
+  if (in.repo.empty()) return InvalidArgument("repo: required (a git repository's directory)");
+  std::error_code ec;
+  fs::path repo = fs::weakly_canonical(fs::absolute(in.repo), ec);
+  if (ec || !fs::is_directory(repo)) return InvalidArgument("repo: '" + in.repo + "' is not a directory");
+  if (!fs::exists(repo / ".git")) return InvalidArgument("repo: '" + in.repo + "' is not a git repository");
+  in.repo = repo.string();
+  if (in.brief.empty()) return InvalidArgument("brief: required (a file, or - for stdin)");
+  if (in.brief.size() > kMaxBriefBytes) return InvalidArgument("brief: larger than 1 MiB");
+  if (in.writer.empty()) return InvalidArgument("writer: required (a profile)");
+  const exec::Profile* w = core_.profiles.Find(in.writer);
+  if (!w) return NotFound("writer: no profile named '" + in.writer + "' (see `conclave profile list`)");
+  if (!in.verify.empty() && !core_.profiles.Find(core_.config.flow.verify_profile)) {
+    return FailedPrecondition("verify: the verify profile '" + core_.config.flow.verify_profile +
+                              "' (config flow.verify_profile) is not loaded");
+  }
+  for (const auto& v : in.verify) {
+    if (v.empty()) return InvalidArgument("verify: a command must not be empty");
+  }
+  if (in.review_mode.empty()) in.review_mode = "ordinary";
+  if (!domain::ParseReviewMode(in.review_mode)) {
+    return InvalidArgument("review: '" + in.review_mode +
+                           "' is not one of mechanical, simple, ordinary, strong, debate");
+  }
+  for (const auto& r : in.reviewers) {
+    if (!core_.profiles.Find(r)) return NotFound("reviewer: no profile named '" + r + "'");
+  }
+  if (in.cap > 10) return InvalidArgument("cap: at most 10 challenger invocations");
+  if (in.max_fix_rounds < 0) in.max_fix_rounds = 2;
+  if (in.max_fix_rounds > 20) return InvalidArgument("max_fix_rounds: at most 20");
+  if (in.ship.empty()) in.ship = "none";
+  if (in.ship != "none" && in.ship != "merge") {
+    return InvalidArgument("ship: '" + in.ship + "' is not one of none, merge");
+  }
+  if (in.coordinator.empty()) in.coordinator = "coordinator";
+  if (!core_.handles.Get(in.coordinator)) {
+    return NotFound("coordinator: no handle named '" + in.coordinator + "'");
+  }
+  return Status::Ok();
+}
+
+void FlowService::Start(StartFlowInput in, Done<FlowView> done) {
+  int64_t id = 0;
+  bool fresh = false;
+  Status s = core_.batcher.Write([&]() -> Status {
+    if (!in.key.empty()) {
+      if (auto existing = store_.GetByKey(in.key)) {
+        id = existing->id;
+        return Status::Ok();
+      }
+    }
+    if (Status v = Validate(in); !v.ok()) return v;
+    domain::Flow f;
+    f.idem_key = in.key;
+    f.title = in.title;
+    f.brief = in.brief;
+    f.repo = in.repo;
+    f.base = in.base;
+    f.writer = in.writer;
+    f.writer_family = core_.profiles.Find(in.writer)->family;
+    f.verify = Array(in.verify).dump();
+    f.review_mode = in.review_mode;
+    f.reviewers = Array(in.reviewers).dump();
+    f.cap = in.cap;
+    f.max_fix_rounds = in.max_fix_rounds;
+    f.ship = in.ship;
+    f.coordinator = in.coordinator;
+    f.created_ms = f.updated_ms = core_.clock.NowMs();
+    nlohmann::json history = nlohmann::json::array();
+    history.push_back({{"step", "worktree"}, {"round", 1}, {"at_ms", f.created_ms},
+                       {"note", "started"}});
+    f.history = history.dump();
+    f.id = id = store_.Insert(f);
+    f.branch = "conclave/flow-" + std::to_string(id);
+    f.worktree = core_.config.flow.worktree_root + "/flow-" + std::to_string(id);
+    store_.Update(f);
+    core_.Notify({f.coordinator, "flow", "normal", 0, 0,
+                  "flow " + std::to_string(id) + ": started (worktree)",
+                  "writer " + f.writer + " on " + f.branch + " in " + f.worktree,
+                  nlohmann::json({{"flow_id", id}, {"step", "worktree"}}).dump()});
+    fresh = true;
+    return Status::Ok();
+  });
+  if (!s.ok()) return done(s);
+  core_.batcher.AfterCommit([this, id, fresh, done = std::move(done)](bool ok) {
+    if (!ok) return done(Unavailable("the flow could not be committed"));
+    done(Get(id));
+    if (fresh) Advance(id);
+  });
+}
+
+FlowView FlowService::View(const domain::Flow& f) {
+  FlowView v;
+  v.flow = f;
+  if (f.review_id) {
+    if (auto r = reviews_.Get(f.review_id); r.ok()) {
+      v.review_verdict = r->review.verdict;
+      v.cost_usd += r->cost_usd;
+    }
+  }
+  v.merge_command = "git -C " + f.repo + " merge --ff-only " + f.branch;
+  for (int round = 1; round <= f.round; ++round) {
+    auto count = [&](const std::string& what, int* runs) {
+      auto t = core_.tasks.GetByKey(domain::FlowTaskKey(f.id, round, what));
+      if (!t) return;
+      for (const auto& d : core_.dispatches.ForTask(t->id)) {
+        *runs += 1;
+        v.cost_usd += d.cost_usd;
+      }
+    };
+    count("implement", &v.implement_runs);
+    int verifies = static_cast<int>(nlohmann::json::parse(f.verify, nullptr, false).size());
+    for (int i = 0; i < verifies; ++i) count("verify" + std::to_string(i), &v.verify_runs);
+  }
+  return v;
+}
+
+StatusOr<FlowView> FlowService::Get(int64_t id) {
+  auto f = store_.Get(id);
+  if (!f) return NotFound("id: flow " + std::to_string(id) + " does not exist");
+  return View(*f);
+}
+
+StatusOr<std::vector<FlowView>> FlowService::List(const std::string& status, int limit) {
+  const auto& all = domain::FlowStatuses();
+  if (!status.empty() && std::find(all.begin(), all.end(), status) == all.end()) {
+    return InvalidArgument("status: '" + status +
+                           "' is not one of running, ready, needs_human, failed, cancelled");
+  }
+  std::vector<FlowView> out;
+  for (const auto& f : store_.List(status, limit <= 0 ? 100 : std::min(limit, 1000))) {
+    out.push_back(View(f));
+  }
+  return out;
+}
+
+void FlowService::Wait(int64_t id, int64_t timeout_ms, Done<FlowView> done) {
+  auto v = Get(id);
+  if (!v.ok() || v->flow.status != "running") return done(std::move(v));
+  if (timeout_ms <= 0) timeout_ms = 30000;
+  timeout_ms = std::min<int64_t>(timeout_ms, 3600 * 1000);
+  auto w = std::make_shared<Waiter>();
+  w->done = std::move(done);
+  waiters_[id].push_back(w);
+  w->alarm = core_.clock.After(timeout_ms, [this, id, w] {
+    if (!w->done) return;
+    auto& list = waiters_[id];
+    list.erase(std::remove(list.begin(), list.end(), w), list.end());
+    std::exchange(w->done, nullptr)(Get(id));  // still running: the caller sees it running
+  });
+}
+
+void FlowService::WakeWaiters(int64_t id) {
+  auto it = waiters_.find(id);
+  if (it == waiters_.end()) return;
+  auto list = std::move(it->second);
+  waiters_.erase(it);
+  for (auto& w : list) {
+    if (!w->done) continue;
+    w->alarm.reset();
+    std::exchange(w->done, nullptr)(Get(id));
+  }
+}
+
+void FlowService::ExpireWaiters() {
+  std::vector<int64_t> ids;
+  for (const auto& [id, list] : waiters_) ids.push_back(id);
+  for (int64_t id : ids) WakeWaiters(id);
+}
+
+size_t FlowService::waiter_count() const {
+  size_t n = 0;
+  for (const auto& [id, list] : waiters_) n += list.size();
+  return n;
+}
+
+void FlowService::Cancel(int64_t id, Done<FlowView> done) {
+  int64_t task_to_cancel = 0;
+  Status s = core_.batcher.Write([&]() -> Status {
+    auto f = store_.Get(id);
+    if (!f) return NotFound("id: flow " + std::to_string(id) + " does not exist");
+    if (f->status != "running") return Status::Ok();
+    task_to_cancel = f->task_id;
+    return Move(*f, FlowStep::kCancelled, "cancelled; the worktree " + f->worktree +
+                                              " is kept for inspection (flow clean removes it)");
+  });
+  if (!s.ok()) return done(s);
+  core_.batcher.AfterCommit([this, id, task_to_cancel, done = std::move(done)](bool ok) {
+    if (!ok) return done(Unavailable("the cancellation could not be committed"));
+    if (task_to_cancel) {
+      auto t = core_.tasks.Get(task_to_cancel);
+      if (t && !t->Finished()) tasks_.Cancel(task_to_cancel, "flow cancelled", [](auto) {});
+    }
+    done(Get(id));
+  });
+}
+
+void FlowService::Clean(int64_t id, Done<std::vector<FlowView>> done) {
+  std::vector<domain::Flow> flows;
+  if (id) {
+    auto f = store_.Get(id);
+    if (!f) return done(NotFound("id: flow " + std::to_string(id) + " does not exist"));
+    if (f->status == "running") {
+      return done(FailedPrecondition("flow " + std::to_string(id) +
+                                     " is running; cancel it before cleaning"));
+    }
+    flows.push_back(*f);
+  } else {
+    for (const auto& f : store_.List("", 100000)) {
+      if (f.status != "running" && !f.cleaned) flows.push_back(f);
+    }
+  }
+  auto& git = core_.commands;
+  boost::asio::post(core_.helpers, [this, &git, flows, done = std::move(done)]() mutable {
+    std::vector<std::pair<int64_t, std::string>> notes;
+    for (const auto& f : flows) {
+      notes.push_back({f.id, RemoveFlowWorktree(git, f.repo, f.worktree, f.branch)});
+    }
+    boost::asio::post(core_.io, [this, notes, done = std::move(done)] {
+      std::vector<int64_t> ids;
+      Status s = core_.batcher.Write([&]() -> Status {
+        for (const auto& [fid, note] : notes) {
+          auto f = store_.Get(fid);
+          if (!f) continue;
+          f->cleaned = true;
+          f->note = note;
+          f->updated_ms = core_.clock.NowMs();
+          store_.Update(*f);
+          for (const char* suffix : {"-writer", "-verify"}) {
+            auto t = core_.terminals.Get("flow-" + std::to_string(fid) + suffix);
+            if (t && t->state == domain::TerminalState::kIdle) {
+              (void)domain::MoveTerminal(*t, domain::TerminalState::kClosed);
+              core_.terminals.Save(*t);
+              core_.handles.MarkClosed(t->handle);
+            }
+          }
+          ids.push_back(fid);
+        }
+        return Status::Ok();
+      });
+      if (!s.ok()) return done(s);
+      core_.batcher.AfterCommit([this, ids, done](bool ok) {
+        if (!ok) return done(Unavailable("the clean-up could not be committed"));
+        std::vector<FlowView> out;
+        for (int64_t fid : ids) {
+          if (auto v = Get(fid); v.ok()) out.push_back(std::move(v.value()));
+        }
+        done(std::move(out));
+      });
+    });
+  });
+}
+
+void FlowService::OnDispatchFinished(const domain::Dispatch& d) {
+  auto f = store_.ByTask(d.task_id);
+  if (f && f->status == "running" && f->task_id == d.task_id) Advance(f->id);
+  PumpWriters();  // a writer slot may have freed up
+}
+
+void FlowService::OnReviewFinished(int64_t review_id) {
+  auto f = store_.ByReview(review_id);
+  if (f && f->status == "running" && f->step == FlowStep::kReview) Advance(f->id);
+}
+
+void FlowService::Resume() {
+  for (const auto& f : store_.Running()) Advance(f.id);
+}
+
+}  // namespace conclave::service

@@ -1,0 +1,110 @@
+// FlowService: flows as the API sees them — start (idempotent by key), show, list, wait for
+// an end (a long-poll answered when the flow reaches ready / needs_human / failed /
+// cancelled), cancel, clean — and the engine that drives each flow through its recorded steps
+// (worktree → implement → verify → review → ready). Every step is recorded before it acts and
+// after: a step's task is made with a deterministic key and recorded before it is dispatched,
+// so a restarted daemon resumes the step (Resume) and never runs a finished round again. Git
+// work runs on the helper pool and comes back as a write. Step changes are `flow` messages to
+// the flow's coordinator. Loop thread only.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "domain/flow.h"
+#include "service/core.h"
+#include "service/dispatch_scheduler.h"
+#include "service/ports.h"
+#include "service/review_rounds.h"
+#include "service/review_service.h"
+#include "service/task_service.h"
+#include "service/write_then.h"
+#include "store/flow_store.h"
+
+namespace conclave::service {
+
+struct StartFlowInput {
+  std::string repo, brief, writer, base, title, review_mode, ship, key, coordinator;
+  std::vector<std::string> verify, reviewers;
+  int cap = -1, max_fix_rounds = -1;  // -1 = default
+};
+
+struct FlowView {
+  domain::Flow flow;
+  std::string review_verdict;  // the last verdict ("" while none)
+  std::string merge_command;   // how a person merges the branch
+  int implement_runs = 0, verify_runs = 0;
+  double cost_usd = 0;
+};
+
+class FlowService : public DispatchListener, public ReviewFinished {
+ public:
+  FlowService(Core& core, store::FlowStore& store, TaskService& tasks,
+              DispatchScheduler& scheduler, ReviewService& reviews)
+      : core_(core), store_(store), tasks_(tasks), scheduler_(scheduler), reviews_(reviews) {}
+
+  void Start(StartFlowInput in, Done<FlowView> done);
+  StatusOr<FlowView> Get(int64_t id);
+  // status "" = any (else one of domain::FlowStatuses()).
+  StatusOr<std::vector<FlowView>> List(const std::string& status, int limit);
+  void Wait(int64_t id, int64_t timeout_ms, Done<FlowView> done);
+  void Cancel(int64_t id, Done<FlowView> done);
+  // id 0: every ended flow not yet cleaned.
+  void Clean(int64_t id, Done<std::vector<FlowView>> done);
+
+  void OnDispatchFinished(const domain::Dispatch& d) override;
+  void OnReviewFinished(int64_t review_id) override;
+  // Startup: every running flow goes on from its recorded step.
+  void Resume();
+  void ExpireWaiters();
+  size_t waiter_count() const;
+
+ private:
+  struct Waiter {
+    Done<FlowView> done;
+    std::shared_ptr<Alarm> alarm;
+  };
+
+  Status Validate(StartFlowInput& in);
+  FlowView View(const domain::Flow& f);
+  void WakeWaiters(int64_t id);
+
+  // The engine (flow_steps.cpp).
+  void Advance(int64_t id);
+  void StepWorktree(const domain::Flow& f);
+  void StepImplement(const domain::Flow& f);
+  void AfterImplement(const domain::Flow& f);
+  void StepVerify(const domain::Flow& f);
+  void StepReview(const domain::Flow& f);
+  void OnVerdict(const domain::Flow& f, const domain::Review& r);
+  void Ship(const domain::Flow& f, const std::string& why);
+  // Inside a write: makes (or finds by key) the current step's task and records it.
+  Status MakeStepTask(domain::Flow& f, const std::string& what, const std::string& role,
+                      const std::string& brief);
+  void DispatchStepTask(const domain::Flow& f, const std::string& to);
+  // Implement steps of other flows whose writer is dispatched; flows waiting for a writer slot.
+  int WritersRunning(int64_t except);
+  void PumpWriters();
+  // Its own write: fn changes the flow (running, at `step`); the flow is saved and advanced.
+  void Change(int64_t id, domain::FlowStep step, std::function<Status(domain::Flow&)> fn);
+  // Inside a write: moves f, saves it, tells the coordinator.
+  Status Move(domain::Flow& f, domain::FlowStep to, const std::string& note,
+              const std::string& priority = "normal");
+  // Inside a write: a fix round with `why`, or needs_human when the rounds are spent.
+  Status FixRound(domain::Flow& f, const std::string& why);
+  template <typename T>
+  void OffLoop(int64_t id, std::function<T()> work, std::function<void(T)> then);
+
+  Core& core_;
+  store::FlowStore& store_;
+  TaskService& tasks_;
+  DispatchScheduler& scheduler_;
+  ReviewService& reviews_;
+  std::set<int64_t> busy_, again_;  // flows with git work in flight / to advance after it
+  std::map<int64_t, std::vector<std::shared_ptr<Waiter>>> waiters_;
+};
+
+}  // namespace conclave::service

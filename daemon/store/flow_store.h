@@ -1,0 +1,32 @@
+// FlowStore: the flows table — one row per flow, its recorded step and what that step waits
+// for (a task, a review). Called inside the commit batcher's writes or for reads on the loop.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "domain/flow.h"
+#include "store/database.h"
+
+namespace conclave::store {
+
+class FlowStore {
+ public:
+  explicit FlowStore(Database& db) : db_(db) {}
+  std::optional<domain::Flow> Get(int64_t id);
+  std::optional<domain::Flow> GetByKey(const std::string& key);
+  std::optional<domain::Flow> ByTask(int64_t task_id);
+  std::optional<domain::Flow> ByReview(int64_t review_id);
+  int64_t Insert(const domain::Flow& f);  // returns the id
+  void Update(const domain::Flow& f);     // every mutable column
+  // Newest first; status "" = any.
+  std::vector<domain::Flow> List(const std::string& status, int limit);
+  std::vector<domain::Flow> Running();
+
+ private:
+  std::optional<domain::Flow> One(const std::string& where, int64_t v);
+  Database& db_;
+};
+
+}  // namespace conclave::store

@@ -1,0 +1,291 @@
+// Integration: whole flows through the daemon in a real git repository — a scripted fake
+// writer (FAKE: lines in the brief; "if-fix"/"if-first" tell the rounds apart), the shell
+// profile running the verify commands, a scripted fake reviewer of another family reading
+// "+FAKE-REVIEW" lines from the reviewed diff.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "daemon_fixture.h"
+
+using conclave::testing::DaemonFixture;
+using conclave::testing::RunProgram;
+using conclave::testing::RunResult;
+using conclave::testing::WaitFor;
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+RunResult Git(const std::string& repo, std::vector<std::string> args) {
+  std::vector<std::string> argv = {"/usr/bin/git", "-C", repo};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunProgram(argv);
+}
+
+// writer (anthropic), rev (openai reviewer), shell (the verify commands); a repo on main.
+std::string Setup(DaemonFixture& d, int round_timeout_s = 60, int max_writers = 3) {
+  d.WriteProfile("writer", d.FakeProfile("writer", "anthropic", 1));
+  auto rev = d.FakeProfile("rev", "openai", 4);
+  rev["env"] = {{"FAKE_FAMILY", "openai"}};
+  d.WriteProfile("rev", rev);
+  d.WriteProfile("shell", {{"name", "shell"},       {"family", "local"},
+                           {"type", "command"},     {"command", {"/bin/sh", "-s"}},
+                           {"brief", "stdin"},      {"parser", "text"},
+                           {"contract", false},     {"timeout_s", 60},
+                           {"idle_timeout_s", 0},   {"max_concurrent", 4}});
+  json cfg = {{"retry", {{"base_ms", 50}, {"max_ms", 200}, {"max_attempts", 1}}},
+              {"review", {{"default_cap", 1}, {"round_timeout_s", round_timeout_s}}},
+              {"flow", {{"worktree_root", d.dir() + "/worktrees"}, {"max_parallel_writers", max_writers}}}};
+  d.Start({"--config", d.WriteFile("config.json", cfg.dump())});
+  std::string repo = d.dir() + "/repo";
+  fs::create_directories(repo);
+  REQUIRE(Git(repo, {"init", "-q", "-b", "main"}).exit_code == 0);
+  d.WriteFile("repo/README", "a repository\n");
+  REQUIRE(Git(repo, {"add", "-A"}).exit_code == 0);
+  REQUIRE(Git(repo, {"-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m",
+                     "init"})
+              .exit_code == 0);
+  return repo;
+}
+
+json StartFlow(DaemonFixture& d, const std::string& repo, const std::string& brief,
+               std::vector<std::string> extra) {
+  std::vector<std::string> a = {"flow", "start", "--repo", repo, "--brief", "-", "--writer",
+                                "writer", "--review", "simple", "--reviewer", "rev"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return d.CliJson(a, brief);
+}
+
+json WaitFlow(DaemonFixture& d, const json& f, int want_exit) {
+  RunResult r = d.Cli({"--json", "flow", "wait", f["id"].get<std::string>(), "--timeout-ms", "120000"});
+  INFO(r.out << r.err << d.daemon_log());
+  REQUIRE(r.exit_code == want_exit);
+  return r.Json();
+}
+
+// Whether some task's full brief holds both texts (task list shows briefs shortened).
+bool SomeBriefHas(DaemonFixture& d, const std::string& a, const std::string& b) {
+  const json list = d.CliJson({"task", "list"});  // kept alive for the loop
+  for (const auto& t : list["tasks"]) {
+    auto show = d.CliJson({"task", "show", t["id"].get<std::string>()});
+    std::string brief = show["task"].value("brief", "");
+    if (brief.find(a) != std::string::npos && brief.find(b) != std::string::npos) return true;
+  }
+  return false;
+}
+
+int Lines(const std::string& path) {
+  std::ifstream in(path);
+  int n = 0;
+  for (std::string l; std::getline(in, l);) ++n;
+  return n;
+}
+
+std::string Finding(const std::string& sev) {
+  return json({{"id", "M1"}, {"severity", sev}, {"category", "correctness"},
+               {"location", {{"path", "review.txt"}, {"line", 1}}}, {"title", "the greeting is wrong"},
+               {"detail", "say hello properly"}, {"stance", "new"}, {"refs", json::array()}})
+      .dump();
+}
+
+// The reviewer's answer on the fixed revision: a carried finding closes only when its own
+// family says it is fixed (no re-rolls, issue 12).
+std::string Fixed(const std::string& id) {
+  return json({{"id", id}, {"severity", "MAJOR"}, {"category", "correctness"},
+               {"location", {{"path", "review.txt"}, {"line", 1}}}, {"title", "the greeting is wrong"},
+               {"detail", "fixed now"}, {"stance", "fixed"}, {"refs", json::array()}})
+      .dump();
+}
+
+}  // namespace
+
+TEST_CASE("a flow that passes first time reaches ready with one implement, verify and review",
+          "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d);
+  std::string runs = d.dir() + "/writer-runs";
+  auto f = StartFlow(d, repo,
+                     "Add a greeting.\nFAKE: append " + runs + " run\nFAKE: append hello.txt hello\n",
+                     {"--verify", "test -f hello.txt", "--title", "greeting"});
+  CHECK(f["branch"] == "conclave/flow-" + f["id"].get<std::string>());
+  auto done = WaitFlow(d, f, 0);
+  CHECK(done["status"] == "ready");
+  CHECK(done["implement_runs"] == 1);
+  CHECK(done["verify_runs"] == 1);
+  CHECK(done["review_verdict"] == "APPROVED");
+  CHECK(done.value("fix_rounds", 0) == 0);
+  CHECK(Lines(runs) == 1);
+  // The writer's leftovers are committed on the branch with the daemon's own identity, and the
+  // ready message names the merge command.
+  std::string branch = done["branch"];
+  CHECK(Git(repo, {"log", "-1", "--format=%an", branch}).out == "Conclave\n");
+  CHECK(Git(repo, {"show", branch + ":hello.txt"}).out == "hello\n");
+  CHECK(done["note"].get<std::string>().find("merge --ff-only " + branch) != std::string::npos);
+  auto msgs = d.CliJson({"inbox", "--types", "flow"})["messages"];
+  CHECK(msgs.size() >= 5);  // started, implement, verify, review, ready
+  // Nothing was merged without --ship merge.
+  CHECK(Git(repo, {"rev-parse", "main"}).out != Git(repo, {"rev-parse", branch}).out);
+}
+
+TEST_CASE("a failing verify gets a fix round with the failing output, then passes", "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d);
+  auto f = StartFlow(d, repo, "Two lines.\nFAKE: append notes.txt line\n",
+                     {"--verify", "test $(wc -l < notes.txt) -ge 2 || { echo need-two-lines; exit 1; }"});
+  auto done = WaitFlow(d, f, 0);
+  CHECK(done["status"] == "ready");
+  CHECK(done["fix_rounds"] == 1);
+  CHECK(done["implement_runs"] == 2);
+  CHECK(done["verify_runs"] == 2);
+  // The fix round's brief carried the failing command's output.
+  CHECK(SomeBriefHas(d, "FIX ROUND", "need-two-lines"));
+}
+
+TEST_CASE("a reviewer's MAJOR finding causes a fix round whose regate passes", "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d);
+  auto f = StartFlow(d, repo,
+                     "Greet.\nFAKE: append code.txt x\n"
+                     "FAKE: if-first append review.txt FAKE-REVIEW openai * json [" +
+                         Finding("MAJOR") + "]\nFAKE: if-fix append review.txt FAKE-REVIEW openai * json [" +
+                         Fixed("r0.openai.M1") + "]\n",
+                     {});
+  auto done = WaitFlow(d, f, 0);
+  CHECK(done["status"] == "ready");
+  CHECK(done["fix_rounds"] == 1);
+  CHECK(done["implement_runs"] == 2);
+  CHECK(done["review_verdict"] == "APPROVED");
+  auto review = d.CliJson({"review", "show", done["review_id"].get<std::string>()});
+  CHECK(review["revision"] == 2);
+  // The writer's fix brief named the finding by id.
+  CHECK(SomeBriefHas(d, "FIX ROUND", "M1 [MAJOR]"));
+}
+
+TEST_CASE("a third needed fix round ends the flow in needs_human", "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d);
+  auto f = StartFlow(d, repo, "Never good.\nFAKE: append notes.txt line\n",
+                     {"--verify", "echo still-broken; exit 3"});
+  auto done = WaitFlow(d, f, 5);
+  CHECK(done["status"] == "needs_human");
+  CHECK(done["fix_rounds"] == 2);
+  CHECK(done["implement_runs"] == 3);
+  CHECK(done["verify_runs"] == 3);
+  CHECK(!d.CliJson({"inbox", "--types", "escalation"})["messages"].empty());
+  CHECK(d.CliJson({"flow", "list", "--status", "needs_human"})["flows"].size() == 1);
+}
+
+TEST_CASE("a hung reviewer makes the flow needs_human (gate-absent), never ready", "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d, 2);
+  auto f = StartFlow(d, repo, "Hang the reviewer.\nFAKE: append review.txt FAKE-REVIEW openai * hang\n",
+                     {"--ship", "merge"});
+  auto done = WaitFlow(d, f, 5);
+  CHECK(done["status"] == "needs_human");
+  CHECK(done["review_verdict"] == "gate-absent");
+  // Nothing was merged.
+  CHECK(Git(repo, {"rev-parse", "main"}).out != Git(repo, {"rev-parse", done["branch"]}).out);
+}
+
+TEST_CASE("ship merge fast-forwards base after APPROVED", "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d);
+  auto f = StartFlow(d, repo, "Ship it.\nFAKE: append shipped.txt yes\n", {"--ship", "merge"});
+  auto done = WaitFlow(d, f, 0);
+  CHECK(Git(repo, {"rev-parse", "main"}).out == Git(repo, {"rev-parse", done["branch"]}).out);
+  CHECK(done["note"].get<std::string>().find("merged") != std::string::npos);
+  // clean removes the worktree; the merged branch goes too.
+  auto cleaned = d.CliJson({"flow", "clean", f["id"].get<std::string>()});
+  REQUIRE(cleaned["flows"].size() == 1);
+  CHECK(!fs::exists(done["worktree"].get<std::string>()));
+}
+
+TEST_CASE("kill -9 of the daemon during implement resumes the flow to ready without a second "
+          "finished implement",
+          "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d);
+  std::string starts = d.dir() + "/starts", ends = d.dir() + "/ends", go = d.dir() + "/go";
+  auto f = StartFlow(d, repo,
+                     "Slow work.\nFAKE: append " + starts + " s\nFAKE: wait-file " + go +
+                         "\nFAKE: append " + ends + " e\nFAKE: append hello.txt hi\n",
+                     {"--verify", "test -f hello.txt"});
+  REQUIRE(WaitFor([&] { return Lines(starts) == 1; }, 30s));
+  d.Kill();
+  d.Start();
+  // Recovery stopped the orphaned writer and ran the interrupted round once more.
+  REQUIRE(WaitFor([&] { return Lines(starts) == 2; }, 30s));
+  std::ofstream(go) << "go";
+  auto done = WaitFlow(d, f, 0);
+  CHECK(done["status"] == "ready");
+  CHECK(Lines(ends) == 1);  // exactly one implement finished for the one round
+  CHECK(done["implement_runs"] == 2);  // the interrupted dispatch and its one re-run
+  CHECK(done["verify_runs"] == 1);
+  CHECK(done["review_verdict"] == "APPROVED");
+}
+
+TEST_CASE("flow start is idempotent by key, and cancel stops the writer but keeps the worktree",
+          "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d);
+  std::string starts = d.dir() + "/starts";
+  std::string brief = "Wait.\nFAKE: append " + starts + " s\nFAKE: wait-file " + d.dir() + "/never\n";
+  auto f = StartFlow(d, repo, brief, {"--key", "k1"});
+  auto again = StartFlow(d, repo, brief, {"--key", "k1"});
+  CHECK(again["id"] == f["id"]);
+  REQUIRE(WaitFor([&] { return Lines(starts) == 1; }, 30s));
+  auto c = d.CliJson({"flow", "cancel", f["id"].get<std::string>()});
+  CHECK(c["status"] == "cancelled");
+  auto done = WaitFlow(d, f, 5);
+  CHECK(done["status"] == "cancelled");
+  CHECK(fs::exists(done["worktree"].get<std::string>()));
+  // The writer's task was cancelled with it.
+  auto tasks = d.CliJson({"task", "list", "--status", "cancelled"})["tasks"];
+  CHECK(tasks.size() == 1);
+  CHECK(d.CliJson({"flow", "list"})["flows"].size() == 1);
+  // Work on the branch (a person's commit in the kept worktree): clean removes the worktree
+  // but keeps the unmerged branch.
+  REQUIRE(Git(done["worktree"].get<std::string>(), {"-c", "user.name=T", "-c",
+                                                    "user.email=t@example.com", "commit", "-q",
+                                                    "--allow-empty", "-m", "wip"})
+              .exit_code == 0);
+  d.CliJson({"flow", "clean"});
+  CHECK(!fs::exists(done["worktree"].get<std::string>()));
+  CHECK(Git(repo, {"rev-parse", "--verify", "-q", done["branch"].get<std::string>()}).exit_code == 0);
+}
+
+TEST_CASE("with max_parallel_writers 1 two flows implement one after the other", "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d, 60, 1);
+  std::string log = d.dir() + "/writers";
+  auto brief = [&](const std::string& n) {
+    return "Flow " + n + ".\nFAKE: append " + log + " start\nFAKE: wait-file " + d.dir() + "/go" +
+           n + "\nFAKE: append " + log + " end\nFAKE: append f" + n + ".txt x\n";
+  };
+  auto f1 = StartFlow(d, repo, brief("1"), {});
+  auto f2 = StartFlow(d, repo, brief("2"), {});
+  REQUIRE(WaitFor([&] { return Lines(log) == 1; }, 30s));
+  // Either flow may win the slot (their worktrees are made off the loop, in either order).
+  // Both made their implement task; exactly one writer runs, the other waits for the slot.
+  auto show = [&](const nlohmann::json& f) { return d.CliJson({"flow", "show", f["id"].get<std::string>()}); };
+  REQUIRE(WaitFor([&] {
+    for (const auto& f : {f1, f2}) {
+      auto s = show(f);
+      if (s["step"] != "implement" || s.value("task_id", std::string("0")) == "0") return false;
+    }
+    return true;
+  }, 30s));
+  CHECK(show(f1).value("implement_runs", 0) + show(f2).value("implement_runs", 0) == 1);
+  // Both writers may go; with one slot the second starts only after the first ended.
+  std::ofstream(d.dir() + "/go1") << "go";
+  std::ofstream(d.dir() + "/go2") << "go";
+  WaitFlow(d, f1, 0);
+  WaitFlow(d, f2, 0);
+  std::ifstream in(log);
+  std::vector<std::string> seq;
+  for (std::string l; std::getline(in, l);) seq.push_back(l);
+  CHECK(seq == std::vector<std::string>{"start", "end", "start", "end"});
+}

@@ -1,0 +1,256 @@
+// Integration: the bubblewrap sandbox (issue 10, item 6) with real bwrap and a real daemon. A
+// fake worker under a "sandbox": "bwrap" profile tries to read the database and the config,
+// to write outside its worktree and into the repository's hooks, and to reach the daemon
+// through /proc — and still reports through the API and commits in its linked worktree.
+// Hidden from the ordinary run; tests/CMakeLists.txt runs it as its own test, which reports
+// SKIPPED (exit 77) where bwrap cannot run (not installed, no namespaces).
+#include <signal.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "daemon_fixture.h"
+
+using conclave::testing::DaemonFixture;
+using conclave::testing::RunProgram;
+using conclave::testing::WaitFor;
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+void SkipUnlessBwrapRuns() {
+  auto r = RunProgram({"/bin/sh", "-c",
+                       "command -v bwrap >/dev/null && bwrap --ro-bind / / --dev /dev --proc /proc "
+                       "--unshare-pid --die-with-parent --new-session true"});
+  if (r.exit_code != 0) {
+    std::cerr << "SKIPPED: bubblewrap cannot run here: " << r.err << "\n";
+    std::exit(77);
+  }
+}
+
+void Git(const std::string& dir, const std::string& args) {
+  auto r = RunProgram({"/bin/sh", "-c",
+                       "cd '" + dir + "' && git -c user.email=t@x -c user.name=t " + args});
+  INFO("git " << args << ": " << r.err);
+  REQUIRE(r.exit_code == 0);
+}
+
+std::string Line(const std::string& out, const std::string& prefix) {
+  std::istringstream in(out);
+  for (std::string l; std::getline(in, l);) {
+    if (l.rfind(prefix, 0) == 0) return l;
+  }
+  return "(no line " + prefix + ")";
+}
+
+// Every process below pid (from /proc: pid -> ppid).
+std::vector<pid_t> Descendants(pid_t root) {
+  std::map<pid_t, pid_t> parent;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream st(e.path() / "stat");
+    std::string line;
+    std::getline(st, line);
+    auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    std::string state;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    parent[std::atoi(name.c_str())] = ppid;
+  }
+  std::vector<pid_t> out;
+  for (const auto& [pid, ppid] : parent) {
+    for (pid_t p = ppid; p > 1; p = parent.count(p) ? parent[p] : 0) {
+      if (p == root) {
+        out.push_back(pid);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+bool Gone(pid_t pid) {
+  if (kill(pid, 0) != 0) return true;
+  std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(st, line);
+  auto close = line.rfind(')');
+  return close != std::string::npos && line.size() > close + 2 && line[close + 2] == 'Z';
+}
+
+TEST_CASE("a sandboxed worker cannot see the daemon's state or config, writes only its worktree, "
+          "and still reports and commits",
+          "[.][sandbox]") {
+  SkipUnlessBwrapRuns();
+  DaemonFixture d;
+  // The config lives outside /tmp (which the sandbox replaces wholesale), next to files the
+  // worker may read, so what hides it is the rule for the config's directory.
+  std::string conf_dir = std::string(CONCLAVE_BINARY_DIR) + "/sandbox-conf-" + std::to_string(getpid());
+  std::string conf = conf_dir + "/config.json";
+  std::filesystem::create_directories(conf_dir);
+  std::ofstream(conf) << "{\"tcp_token\": \"config-secret-marker\"}";
+  struct RemoveAfter {
+    std::string dir;
+    ~RemoveAfter() { std::filesystem::remove_all(dir); }
+  } remove_conf{conf_dir};
+  std::string readable = std::string(CONCLAVE_BINARY_DIR) + "/CMakeCache.txt";
+  std::string repo = d.dir() + "/repo", wt = d.dir() + "/wt";
+  std::filesystem::create_directories(repo);
+  Git(repo, "init -q -b main . && echo hi > a.txt && git add a.txt && git -c user.email=t@x -c "
+            "user.name=t commit -qm init && git worktree add -q -b feature ../wt");
+  std::string escape = std::string(CONCLAVE_BINARY_DIR) + "/sandbox_escape_probe.txt";
+  std::filesystem::remove(escape);
+  std::string tmp_file = "/tmp/conclave-sandbox-private-" + std::to_string(getpid()) + ".txt";
+  auto p = d.FakeProfile("boxed", "fakefam");
+  p["sandbox"] = "bwrap";
+  p["env"] = {{"CONCLAVE_CLI", CONCLAVE_BIN}};
+  d.WriteProfile("boxed", p);
+  d.Start({"--config", conf});
+  d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", "w1", "--cwd", wt});
+  std::string db = d.state_dir() + "/conclave.db";
+  std::string proc_db = "/proc/" + std::to_string(d.pid()) + "/root" + db;
+  std::string brief =
+      "FAKE: try-read " + db + "\n" +
+      "FAKE: try-read " + conf + "\n" +
+      "FAKE: try-read " + readable + "\n" +
+      "FAKE: try-read " + proc_db + "\n" +
+      "FAKE: try-read " + d.dir() + "/daemon.log\n" +
+      "FAKE: try-write " + escape + "\n" +
+      "FAKE: try-write " + repo + "/.git/hooks/post-commit\n" +
+      "FAKE: try-write " + repo + "/a.txt\n" +
+      "FAKE: try-write " + d.dir() + "/dropped.txt\n" +
+      "FAKE: try-write " + wt + "/inside.txt\n" +
+      "FAKE: try-write " + tmp_file + "\n" +
+      "FAKE: sh git add inside.txt && git -c user.email=w@x -c user.name=worker commit -qm "
+      "worker-commit\n" +
+      "FAKE: try-cli env --socket " + d.socket() +
+      " send --type status --to coordinator --subject sandboxed-hello\n" +
+      "FAKE: sh echo forged-result >> " + d.state_dir() + "/dispatches/$CONCLAVE_DISPATCH_ID/stdout.log\n";
+  std::string t =
+      d.CliJson({"task", "create", "--brief", "-"}, brief)["task"]["id"].get<std::string>();
+  d.CliJson({"dispatch", "--task", t, "--to", "w1"});
+  auto waited = d.CliJson({"wait", "--task", t, "--types", "worker_done", "--from", "conclaved",
+                           "--after", "0", "--timeout-ms", "30000"});
+  json done;
+  for (const auto& m : waited["messages"]) {
+    if (m["from"] == "conclaved") done = m;
+  }
+  REQUIRE(!done.is_null());
+  std::string out =
+      json::parse(done["payload_json"].get<std::string>())["result"]["text"].get<std::string>();
+  INFO(out);
+  // Not visible: the database (also not through the daemon's /proc root), the config, the
+  // directory holding the socket.
+  CHECK(Line(out, "READ[" + db + "]").find("error=") != std::string::npos);
+  CHECK(Line(out, "READ[" + conf + "]").find("error=") != std::string::npos);
+  CHECK(Line(out, "READ[" + proc_db + "]").find("error=") != std::string::npos);
+  CHECK(Line(out, "READ[" + d.dir() + "/daemon.log]").find("error=") != std::string::npos);
+  CHECK(out.find("config-secret-marker") == std::string::npos);
+  CHECK(Line(out, "READ[" + readable + "]").find("] ok ") != std::string::npos);  // the rest is readable
+  // Not writable: the rest of the filesystem, the repository's hooks and main worktree. What
+  // lands on a hidden directory's private view never reaches the real one.
+  CHECK(Line(out, "WRITE[" + escape + "]").find("error=") != std::string::npos);
+  CHECK(!std::filesystem::exists(escape));
+  CHECK(Line(out, "WRITE[" + repo + "/.git/hooks/post-commit]").find("error=") !=
+        std::string::npos);
+  CHECK(!std::filesystem::exists(repo + "/.git/hooks/post-commit"));
+  CHECK(RunProgram({"/bin/cat", repo + "/a.txt"}).out == "hi\n");
+  CHECK(!std::filesystem::exists(d.dir() + "/dropped.txt"));
+  CHECK(!std::filesystem::exists(tmp_file));
+  // Writable: its worktree (and a private /tmp); a commit in the linked worktree lands.
+  CHECK(Line(out, "WRITE[" + wt + "/inside.txt]") == "WRITE[" + wt + "/inside.txt] ok");
+  CHECK(Line(out, "WRITE[" + tmp_file + "]") == "WRITE[" + tmp_file + "] ok");
+  CHECK(Line(out, "SH[git add").find("exit=0") != std::string::npos);
+  auto log = RunProgram({"/bin/sh", "-c", "cd '" + wt + "' && git log --format=%s -1"});
+  CHECK(log.out == "worker-commit\n");
+  // The files the daemon reads back (its result is parsed from stdout.log) are not the worker's.
+  std::string forged = Line(out, "SH[echo forged-result");
+  CHECK(forged.find("] exit=") != std::string::npos);
+  CHECK(forged.find("] exit=0") == std::string::npos);
+  CHECK(conclave::testing::FilesContaining(d.state_dir() + "/dispatches", "forged-result\n").empty());
+  // The API is reachable through the bound socket, with a worker's rights.
+  CHECK(Line(out, "TRY[").find(" exit=0 ") != std::string::npos);
+  auto inbox = d.CliJson({"inbox", "--task", t, "--limit", "50"});
+  bool hello = false;
+  for (const auto& m : inbox["messages"]) {
+    if (m["subject"] == "sandboxed-hello") hello = m["from"] == "w1";
+  }
+  CHECK(hello);
+}
+
+TEST_CASE("cancelling a sandboxed worker ends everything inside its namespace", "[.][sandbox]") {
+  SkipUnlessBwrapRuns();
+  DaemonFixture d;
+  auto p = d.FakeProfile("boxed", "fakefam");
+  p["sandbox"] = "bwrap";
+  d.WriteProfile("boxed", p);
+  d.Start();
+  std::string work = d.dir() + "/work";
+  std::filesystem::create_directories(work);
+  d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", "w1", "--cwd", work});
+  // A grandchild and the worker itself ignore SIGTERM.
+  std::string t = d.CliJson({"task", "create", "--brief", "-"},
+                            "FAKE: grandchild /tmp/gc\nFAKE: try-write " + work +
+                                "/started\nFAKE: hang stubborn\n")["task"]["id"]
+                      .get<std::string>();
+  d.CliJson({"dispatch", "--task", t, "--to", "w1"});
+  REQUIRE(WaitFor([&] { return std::filesystem::exists(work + "/started"); }, 20s));
+  pid_t bwrap = d.CliJson({"task", "show", t})["dispatches"][0]["pid"].get<pid_t>();
+  REQUIRE(bwrap > 0);
+  auto inside = Descendants(bwrap);
+  INFO("bwrap " << bwrap << " has " << inside.size() << " descendants");
+  REQUIRE(inside.size() >= 3);  // the namespace's init, the worker, its grandchild
+  d.CliJson({"task", "cancel", t});
+  CHECK(WaitFor([&] { return Gone(bwrap); }, 20s));
+  for (pid_t pid : inside) {
+    INFO(pid);
+    CHECK(WaitFor([&] { return Gone(pid); }, 5s));
+  }
+}
+
+TEST_CASE("doctor says bubblewrap runs here and recommends the sandbox to a CLI profile without it",
+          "[.][sandbox]") {
+  SkipUnlessBwrapRuns();
+  DaemonFixture d;
+  auto boxed = d.FakeProfile("boxed", "fam");
+  boxed["sandbox"] = "bwrap";
+  d.WriteProfile("boxed", boxed);
+  d.WriteProfile("open", d.FakeProfile("open", "fam"));
+  d.Start();
+  auto r = d.Cli({"doctor"});
+  INFO(r.out << r.err);
+  CHECK(r.out.find("sandbox: bubblewrap runs here") != std::string::npos);
+  CHECK(Line(r.out, "READY     boxed") != "(no line READY     boxed)");
+  CHECK(r.out.find("ok   sandbox: bwrap runs here") != std::string::npos);
+  CHECK(r.out.find("set \"sandbox\": \"bwrap\" in open's profile") != std::string::npos);
+  CHECK(r.out.find("in boxed's profile") == std::string::npos);
+}
+
+TEST_CASE("doctor says when a sandboxed profile cannot have its sandbox", "[sandbox-doctor]") {
+  DaemonFixture d;
+  auto boxed = d.FakeProfile("boxed", "fam");
+  boxed["sandbox"] = "bwrap";
+  d.WriteProfile("boxed", boxed);
+  d.SetLauncher({}, {"PATH=/nonexistent-conclave-path"});  // no bwrap to be found
+  d.Start();
+  auto r = d.Cli({"doctor"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("sandbox: bubblewrap cannot run here: bwrap is not on conclaved's PATH") !=
+        std::string::npos);
+  CHECK(r.out.find("NOT READY boxed") != std::string::npos);
+  CHECK(r.out.find("MISSING sandbox: bwrap asked for") != std::string::npos);
+  CHECK(r.out.find("fix: install bubblewrap") != std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,84 @@
+// Tests for the daemon's config file (config/config.cpp) on bad values: what fuzz_config
+// (tests/fuzz) turned up. A float beyond int's range was an undefined conversion.
+#include <catch2/catch.hpp>
+
+#include "config/config.h"
+
+namespace {
+
+using conclave::config::Flags;
+using conclave::config::LoadConfigFromJson;
+
+TEST_CASE("config: an integer setting out of int's range is an error naming the key",
+          "[config][fuzz]") {
+  for (const char* text : {R"({"kill_grace_ms":1e300})", R"({"kill_grace_ms":4294967297})",
+                           R"({"retry":{"max_ms":-1e19}})", R"({"review":{"default_cap":1e10}})",
+                           // fuzz_config's own find (UBSan: 3e+26 outside the range of int):
+                           "{\n  \"log_s\": 30, \n \"kill_grace_ms\": 300000000000008259655399000}"}) {
+    auto c = LoadConfigFromJson(text, "c.json", Flags{});
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.status().message().find("out of range") != std::string::npos);
+  }
+  auto ok = LoadConfigFromJson(R"({"kill_grace_ms":2500,"state_dir":"/tmp/x"})", "c.json", Flags{});
+  REQUIRE(ok.ok());
+  CHECK(ok->kill_grace_ms == 2500);
+}
+
+TEST_CASE("config: text that is not a JSON object is an error, not an exception",
+          "[config][fuzz]") {
+  for (const char* text : {"", "[1]", "{\"listen\":", "{\"heartbeat_interval_s\":\"x\"}"}) {
+    CHECK_FALSE(LoadConfigFromJson(text, "c.json", Flags{}).ok());
+  }
+}
+
+}  // namespace
+
+namespace {
+
+conclave::StatusOr<conclave::config::Config> WithListen(const std::string& listen) {
+  Flags f;
+  f.listen = listen;
+  return LoadConfigFromJson(R"({"tcp_token":"t0k3n-for-tests","state_dir":"/tmp/x"})", "c.json", f);
+}
+
+TEST_CASE("config: a TCP listener is loopback by its address, not by how it is spelled",
+          "[config]") {
+  for (const char* ok : {"tcp:127.0.0.1:7777", "tcp:127.9.8.7:1", "tcp:[::1]:7777",
+                         "tcp:localhost:65535"}) {
+    INFO(ok);
+    auto c = WithListen(ok);
+    CHECK(c.ok());
+  }
+  for (const char* bad : {"tcp:127.0.0.1.evil.com:7777", "tcp:0.0.0.0:7777", "tcp:[::]:7777",
+                          "tcp:10.0.0.1:7777", "tcp:example.com:80", "tcp:128.0.0.1:7777",
+                          "tcp:[::ffff:10.0.0.1]:7777", "tcp:::1:7777", "tcp:127.0.0.1:0",
+                          "tcp:127.0.0.1:99999", "tcp:127.0.0.1:80x", "tcp:127.0.0.1",
+                          "tcp::7777"}) {
+    INFO(bad);
+    auto c = WithListen(bad);
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.status().message().rfind("listen: ", 0) == 0);
+  }
+  CHECK(WithListen("tcp:127.0.0.1.evil.com:7777").status().message().find("not an IP address") !=
+        std::string::npos);
+  CHECK(WithListen("tcp:0.0.0.0:7777").status().message().find("not a loopback address") !=
+        std::string::npos);
+}
+
+}  // namespace
+TEST_CASE("config: liveness thresholds have stated defaults, are read, and must not be negative",
+          "[config][liveness]") {
+  auto d = LoadConfigFromJson(R"({"state_dir":"/tmp/x"})", "c.json", Flags{});
+  REQUIRE(d.ok());
+  CHECK(d->liveness_cpu_ms == 200);
+  CHECK(d->liveness_io_bytes == 65536);
+  CHECK(d->retry_after_cap_s == 3600);
+  auto set = LoadConfigFromJson(R"({"state_dir":"/tmp/x","liveness_cpu_ms":50,
+                                    "liveness_io_bytes":0})", "c.json", Flags{});
+  REQUIRE(set.ok());
+  CHECK(set->liveness_cpu_ms == 50);
+  CHECK(set->liveness_io_bytes == 0);
+  auto bad = LoadConfigFromJson(R"({"state_dir":"/tmp/x","liveness_cpu_ms":-1})", "c.json", Flags{});
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("liveness_cpu_ms") != std::string::npos);
+}

@@ -1,0 +1,128 @@
+// GitHead (HEAD read from the repository's files, no git process) and the written ≠ persisted
+// check against a dispatch's starting point, on real repositories made with git in a temporary
+// directory: a loose ref, a packed ref, a detached HEAD, a linked worktree's `.git` file.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "exec/command_runner.h"
+#include "exec/git_head.h"
+#include "exec/worktree_check.h"
+
+namespace conclave::exec {
+namespace {
+namespace fs = std::filesystem;
+
+struct Repo {
+  Repo() {
+    char t[] = "/tmp/cvgXXXXXX";
+    dir = mkdtemp(t);
+    Git("init -q -b main .");
+    Git("config user.email t@example.invalid");
+    Git("config user.name t");
+    Write("README.md", "hello\n");
+    Git("add README.md");
+    Git("commit -q -m first");
+  }
+  ~Repo() { fs::remove_all(dir); }
+  std::string Git(const std::string& args) {
+    ProcessCommandRunner r;
+    std::vector<std::string> argv = {"/bin/sh", "-c", "git " + args + " 2>&1"};
+    auto res = r.Run(argv, dir, 10000);
+    INFO("git " << args);
+    REQUIRE(res.exit_code == 0);
+    return res.out.substr(0, res.out.find('\n'));
+  }
+  void Write(const std::string& rel, const std::string& text) {
+    fs::create_directories(fs::path(dir + "/" + rel).parent_path());
+    std::ofstream(dir + "/" + rel) << text;
+  }
+  std::string dir;
+};
+
+TEST_CASE("HEAD is read from the repository's files: loose, packed, detached, worktree",
+          "[exec][claims]") {
+  Repo r;
+  std::string head = r.Git("rev-parse HEAD");
+  fs::create_directories(r.dir + "/sub/deeper");
+  auto g = ReadGitHead(r.dir + "/sub/deeper");
+  CHECK(g.in_repo);
+  CHECK(g.commit == head);
+  r.Git("pack-refs --all");
+  REQUIRE_FALSE(fs::exists(r.dir + "/.git/refs/heads/main"));
+  CHECK(ReadGitHead(r.dir).commit == head);
+  r.Git("checkout -q --detach");
+  CHECK(ReadGitHead(r.dir).commit == head);
+  r.Git("checkout -q main");
+  r.Git("worktree add -q -b side wt");
+  r.Write("wt/new.txt", "x\n");
+  r.Git("-C wt add new.txt");
+  r.Git("-C wt commit -q -m side");
+  std::string side = r.Git("-C wt rev-parse HEAD");
+  REQUIRE(side != head);
+  CHECK(ReadGitHead(r.dir + "/wt").commit == side);
+  CHECK(ReadGitHead(r.dir).commit == head);
+  CHECK_FALSE(ReadGitHead("/").in_repo);
+}
+
+TEST_CASE("claims hold against the starting point: commits since, subfolder cwd, odd names",
+          "[exec][claims]") {
+  Repo r;
+  std::string start = r.Git("rev-parse HEAD");
+  r.Write("sub/keep.txt", "k\n");
+  r.Git("add sub/keep.txt");
+  r.Git("commit -q -m sub");
+  r.Write("committed.txt", "c\n");
+  r.Write("sub/made.txt", "m\n");
+  r.Write("café.txt", "e\n");
+  r.Write("my notes.txt", "n\n");
+  r.Git("add committed.txt");
+  r.Git("commit -q -m work");
+  ProcessCommandRunner git;
+  ClaimBasis root{r.dir, start, 0};
+  CHECK(UnpersistedClaims(git, root, {"committed.txt", "sub/keep.txt", "café.txt",
+                                      "my notes.txt", "sub/made.txt"})
+            .empty());
+  auto bad = UnpersistedClaims(git, root, {"README.md", "never.txt"});
+  REQUIRE(bad.size() == 2);
+  CHECK(bad[0].find("identical to the dispatch's starting point") != std::string::npos);
+  CHECK(bad[1].find("does not exist") != std::string::npos);
+  // From a subfolder: relative to it, or to the repository root.
+  ClaimBasis sub{r.dir + "/sub", start, 0};
+  CHECK(UnpersistedClaims(git, sub, {"made.txt", "keep.txt", "sub/made.txt"}).empty());
+  CHECK(UnpersistedClaims(git, sub, {"README.md"}).size() == 1);
+  // With no starting point, a commit made since is indistinguishable from old work.
+  ClaimBasis unknown{r.dir, "", 0};
+  CHECK(UnpersistedClaims(git, unknown, {"committed.txt"}).size() == 1);
+  CHECK(UnpersistedClaims(git, unknown, {"café.txt", "my notes.txt"}).empty());
+}
+
+TEST_CASE("outside a repository a claim needs a file modified after the dispatch started",
+          "[exec][claims]") {
+  char t[] = "/tmp/cvnXXXXXX";
+  std::string dir = mkdtemp(t);
+  std::ofstream(dir + "/old.txt") << "o\n";
+  std::ofstream(dir + "/new.txt") << "n\n";
+  fs::last_write_time(dir + "/old.txt", fs::file_time_type::clock::now() - std::chrono::hours(2));
+  int64_t started = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count() - 60000;
+  ProcessCommandRunner git;
+  auto bad = UnpersistedClaims(git, {dir, "", started}, {"new.txt", "old.txt", "gone.txt"});
+  REQUIRE(bad.size() == 2);
+  CHECK(bad[0].find("old.txt: claimed as changed but not modified since") == 0);
+  CHECK(bad[1].find("gone.txt: claimed as changed but does not exist") == 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("git's NUL-separated listings split without decoding", "[exec][claims]") {
+  CHECK(SplitGitZ(std::string("a b.txt\0caf\xc3\xa9.txt\0", 18), false) ==
+        std::vector<std::string>{"a b.txt", "caf\xc3\xa9.txt"});
+  CHECK(SplitGitZ(std::string(" M x y\0?? z\0", 12), true) ==
+        std::vector<std::string>{"x y", "z"});
+}
+
+}  // namespace
+}  // namespace conclave::exec

@@ -1,0 +1,102 @@
+// Unit tests: what a reviewer dispatch is started with (exec/launch_plan) — the findings schema
+// from the one definition, schema_args and readonly_args, a working directory and HOME of its
+// own outside the state directory.
+#include <catch2/catch.hpp>
+
+#include "domain/findings_schema.h"
+#include "exec/launch_plan.h"
+
+using namespace conclave;
+
+namespace {
+
+exec::Profile Cli() {
+  exec::Profile p;
+  p.name = "codexish";
+  p.family = "openai";
+  p.command = {"codex", "exec", "-"};
+  p.isolate_home = true;
+  p.schema_args = {"--output-schema", "${findings_schema_file}"};
+  p.readonly_args = {"--sandbox", "read-only"};
+  return p;
+}
+
+exec::LaunchRequest Request(const exec::Profile& p, const std::map<std::string, std::string>& env) {
+  exec::LaunchRequest req;
+  req.profile = &p;
+  req.terminal = "review-codexish";
+  req.terminal_cwd = "/state/reviews";
+  req.dispatch_dir = "/state/dispatches/9";
+  req.brief = "the brief";
+  req.daemon_env = &env;
+  return req;
+}
+
+bool Has(const std::vector<std::string>& argv, const std::vector<std::string>& seq) {
+  return std::search(argv.begin(), argv.end(), seq.begin(), seq.end()) != argv.end();
+}
+
+TEST_CASE("a reviewer dispatch gets the schema file, schema_args and readonly_args",
+          "[exec][review]") {
+  std::map<std::string, std::string> env = {{"HOME", "/root"}};
+  exec::Profile p = Cli();
+  auto req = Request(p, env);
+  req.reviewer = true;
+  req.workdir = "/tmp/conclave-0/reviews/review-1/rev1-round0/work";
+  req.private_dir = "/tmp/conclave-0/reviews/review-1/rev1-round0/dispatch-9";
+  auto plan = exec::PlanLaunch(req);
+  REQUIRE(plan.ok());
+  const auto& argv = plan->spec.argv;
+  CHECK(Has(argv, {"--output-schema", "/state/dispatches/9/findings_schema.json"}));
+  CHECK(Has(argv, {"--sandbox", "read-only"}));
+  bool schema_file = false;
+  for (const auto& [path, content] : plan->files) {
+    if (path != "/state/dispatches/9/findings_schema.json") continue;
+    schema_file = true;
+    CHECK(nlohmann::json::parse(content) == domain::FindingsSchema());
+  }
+  CHECK(schema_file);
+  // Its own directory, its HOME outside the state directory.
+  CHECK(plan->spec.cwd == req.workdir);
+  bool home_outside = false;
+  for (const auto& e : plan->spec.env) {
+    if (e.rfind("HOME=", 0) == 0) home_outside = e == "HOME=" + req.private_dir + "/home";
+    if (e.rfind("PWD=", 0) == 0) CHECK(e == "PWD=" + req.workdir);
+  }
+  CHECK(home_outside);
+  // The transcript stays with the daemon.
+  CHECK(plan->transcript_path == "/state/dispatches/9/transcript.log");
+}
+
+TEST_CASE("the findings_schema reference is the schema text, and a writer dispatch gets none of it",
+          "[exec][review]") {
+  std::map<std::string, std::string> env = {{"HOME", "/root"}};
+  exec::Profile p = Cli();
+  p.schema_args = {"--json-schema", "${findings_schema}"};
+  auto req = Request(p, env);
+  req.reviewer = true;
+  auto plan = exec::PlanLaunch(req);
+  REQUIRE(plan.ok());
+  auto it = std::find(plan->spec.argv.begin(), plan->spec.argv.end(), "--json-schema");
+  REQUIRE(it + 1 < plan->spec.argv.end());
+  CHECK(nlohmann::json::parse(*(it + 1)) == domain::FindingsSchema());
+  req.reviewer = false;
+  auto writer = exec::PlanLaunch(req);
+  REQUIRE(writer.ok());
+  CHECK_FALSE(Has(writer->spec.argv, {"--json-schema"}));
+  CHECK_FALSE(Has(writer->spec.argv, {"--sandbox"}));
+  CHECK(writer->spec.cwd == "/state/reviews");
+}
+
+TEST_CASE("a schema_args reference that cannot resolve names the field", "[exec][review]") {
+  std::map<std::string, std::string> env;
+  exec::Profile p = Cli();
+  p.readonly_args = {"${nope}"};
+  auto req = Request(p, env);
+  req.reviewer = true;
+  auto plan = exec::PlanLaunch(req);
+  REQUIRE_FALSE(plan.ok());
+  CHECK_THAT(plan.status().message(), Catch::Contains("readonly_args"));
+}
+
+}  // namespace

@@ -1,0 +1,138 @@
+// exec/sandbox: the bwrap command line (mount order decides what a worker sees) and the git
+// directories a commit needs.
+#include "exec/sandbox.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+using namespace conclave::exec;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Position of the mount "<flag> ... <path>" whose destination is path (-1 when absent).
+long MountAt(const std::vector<std::string>& argv, const std::string& flag, const std::string& path) {
+  auto end = std::find(argv.begin(), argv.end(), "--");
+  for (auto it = argv.begin(); it != end; ++it) {
+    if (*it != flag) continue;
+    bool two = flag == "--tmpfs";
+    auto dest = it + (two ? 1 : 2);
+    if (dest < end && *dest == path) return it - argv.begin();
+  }
+  return -1;
+}
+
+SandboxPaths Paths() {
+  SandboxPaths p;
+  p.cwd = "/home/u/proj/wt";
+  p.dispatch_dir = "/home/u/.local/state/conclave/dispatches/7";
+  p.state_dir = "/home/u/.local/state/conclave";
+  p.socket = "/run/user/1000/conclave/conclave.sock";
+  p.home = "/home/u";
+  p.config_file = "/home/u/.config/conclave/config.json";
+  p.git = {"/home/u/proj/repo/.git/worktrees/wt", "/home/u/proj/repo/.git"};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("bwrap: the state dir is hidden and the dispatch dir bound back inside it",
+          "[sandbox]") {
+  auto argv = BwrapArgv(Paths(), {"claude", "-p"});
+  REQUIRE(argv.front() == "bwrap");
+  long hide = MountAt(argv, "--tmpfs", "/home/u/.local/state/conclave");
+  long back = MountAt(argv, "--bind", "/home/u/.local/state/conclave/dispatches/7");
+  REQUIRE(hide > 0);
+  REQUIRE(back > hide);
+  // The socket's and the config's directories are hidden, the socket bound back.
+  long sock_dir = MountAt(argv, "--tmpfs", "/run/user/1000/conclave");
+  long sock = MountAt(argv, "--bind", "/run/user/1000/conclave/conclave.sock");
+  CHECK(sock_dir > 0);
+  CHECK(sock > sock_dir);
+  CHECK(MountAt(argv, "--tmpfs", "/home/u/.config/conclave") > 0);
+  CHECK(MountAt(argv, "--tmpfs", "/tmp") > 0);
+  for (const char* f : {"--unshare-pid", "--die-with-parent", "--new-session"}) {
+    CHECK(std::find(argv.begin(), argv.end(), f) != argv.end());
+  }
+  // The command follows "--", unchanged, after --chdir to the cwd.
+  auto dash = std::find(argv.begin(), argv.end(), "--");
+  REQUIRE(dash != argv.end());
+  CHECK(std::vector<std::string>(dash + 1, argv.end()) == std::vector<std::string>{"claude", "-p"});
+  CHECK(*(dash - 2) == "--chdir");
+  CHECK(*(dash - 1) == "/home/u/proj/wt");
+}
+
+TEST_CASE("bwrap: a linked worktree's commit dirs are writable, hooks and config are not",
+          "[sandbox]") {
+  auto argv = BwrapArgv(Paths(), {"x"});
+  std::string common = "/home/u/proj/repo/.git";
+  long ro_common = MountAt(argv, "--ro-bind-try", common);
+  REQUIRE(ro_common > 0);
+  for (const char* sub : {"/objects", "/refs", "/logs"}) {
+    INFO(sub);
+    CHECK(MountAt(argv, "--bind-try", common + sub) > ro_common);
+  }
+  CHECK(MountAt(argv, "--bind", common + "/worktrees/wt") > ro_common);
+  CHECK(MountAt(argv, "--ro-bind-try", common + "/hooks") > ro_common);
+  CHECK(MountAt(argv, "--ro-bind-try", common + "/config") > ro_common);
+  CHECK(MountAt(argv, "--bind", "/home/u/proj/wt") > 0);
+}
+
+TEST_CASE("bwrap: a main worktree's .git is writable but its hooks and config stay read-only",
+          "[sandbox]") {
+  SandboxPaths p = Paths();
+  p.cwd = "/home/u/proj/repo/src";
+  p.git = {"/home/u/proj/repo/.git", "/home/u/proj/repo/.git"};
+  auto argv = BwrapArgv(p, {"x"});
+  long rw = MountAt(argv, "--bind", "/home/u/proj/repo/.git");
+  REQUIRE(rw > 0);
+  CHECK(MountAt(argv, "--ro-bind-try", "/home/u/proj/repo/.git") < 0);
+  CHECK(MountAt(argv, "--ro-bind-try", "/home/u/proj/repo/.git/hooks") > rw);
+  CHECK(MountAt(argv, "--ro-bind-try", "/home/u/proj/repo/.git/config") > rw);
+}
+
+TEST_CASE("bwrap: a directory holding HOME is never hidden — the config file is, alone",
+          "[sandbox]") {
+  SandboxPaths p = Paths();
+  p.config_file = "/home/u/conclave.json";
+  p.socket = "/home/u/conclave.sock";
+  auto argv = BwrapArgv(p, {"x"});
+  CHECK(MountAt(argv, "--tmpfs", "/home/u") < 0);
+  CHECK(MountAt(argv, "--ro-bind", "/home/u/conclave.json") > 0);
+  CHECK(MountAt(argv, "--bind", "/home/u/conclave.sock") > 0);
+}
+
+TEST_CASE("bwrap: the cwd's parent may be hidden — the cwd is bound after it", "[sandbox]") {
+  SandboxPaths p = Paths();
+  p.socket = "/home/u/proj/conclave.sock";  // the socket's directory holds the worktree
+  auto argv = BwrapArgv(p, {"x"});
+  long hide = MountAt(argv, "--tmpfs", "/home/u/proj");
+  REQUIRE(hide > 0);
+  CHECK(MountAt(argv, "--bind", "/home/u/proj/wt") > hide);
+  CHECK(MountAt(argv, "--ro-bind-try", "/home/u/proj/repo/.git") > hide);
+}
+
+TEST_CASE("FindGitDirs reads a linked worktree's gitdir and commondir", "[sandbox]") {
+  char tmpl[] = "/tmp/sbXXXXXX";
+  std::string root = fs::canonical(mkdtemp(tmpl)).string();
+  fs::create_directories(root + "/repo/.git/worktrees/wt");
+  fs::create_directories(root + "/wt/sub");
+  std::ofstream(root + "/wt/.git") << "gitdir: " << root << "/repo/.git/worktrees/wt\n";
+  std::ofstream(root + "/repo/.git/worktrees/wt/commondir") << "../..\n";
+  GitDirs g = FindGitDirs(root + "/wt/sub");
+  CHECK(g.git_dir == root + "/repo/.git/worktrees/wt");
+  CHECK(g.common_dir == root + "/repo/.git");
+  GitDirs main = FindGitDirs(root + "/repo");
+  CHECK(main.git_dir == root + "/repo/.git");
+  CHECK(main.common_dir == root + "/repo/.git");
+  SandboxPaths p;
+  p.cwd = root + "/repo/.git/..";
+  p.state_dir = root + "/repo";
+  p.dispatch_dir = root + "/repo/d";
+  CHECK(!ResolveSandboxPaths(p).ok());  // the cwd inside the state dir
+  fs::remove_all(root);
+}

@@ -1,0 +1,113 @@
+// Service-level tests of run liveness: a silent run whose processes work (CPU or I/O, read by
+// a fake activity probe) is kept alive — the run is told (NoteActivity, which restarts its idle
+// clock) and an "activity" heartbeat says so; an idle one is not; an unreadable tree is never
+// idle. Fake clock, fake launcher, no processes, no sleeps.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "service_harness.h"
+
+namespace conclave {
+namespace {
+using testing::ServiceHarness;
+
+struct Silent : ServiceHarness {
+  Silent()
+      : ServiceHarness([](config::Config& c) {
+          c.heartbeat_interval_s = 0;  // every sign of life is a heartbeat
+          c.liveness_cpu_ms = 200;
+          c.liveness_io_bytes = 65536;
+        }) {
+    auto& p = AddProfile("slow", "fam");
+    p.idle_timeout_s = 4;  // scans every second
+    AddTerminal("w1", "slow");
+  }
+  testing::FakeLauncher::Started* Run() {
+    auto r = launcher.Running();
+    REQUIRE(!r.empty());
+    return r.front();
+  }
+  // Lets one scan happen and be answered.
+  void Scan() {
+    int64_t before = services->runs.activity_scans();
+    clock.Advance(1000);
+    REQUIRE(RunUntil([&] { return services->runs.activity_scans() > before; }));
+  }
+  std::vector<nlohmann::json> Heartbeats() {
+    std::vector<nlohmann::json> out;
+    for (const auto& m : Messages("heartbeat")) out.push_back(nlohmann::json::parse(m.payload));
+    return out;
+  }
+};
+
+TEST_CASE("a silent run whose processes work is alive — activity heartbeats say so",
+          "[service][liveness]") {
+  Silent h;
+  int64_t t = h.AddTask("think hard");
+  REQUIRE(h.Dispatch(t, "w1").ok());
+  auto* l = h.Run();
+  pid_t pid = l->run->pid();
+  h.activity->Set(pid, 1000, 5000);
+  h.Scan();  // the first sample is the baseline
+  CHECK(l->run->activity_noted == 0);
+  h.activity->Set(pid, 1150, 5000 + 60000);  // under both thresholds since the baseline
+  h.Scan();
+  CHECK(l->run->activity_noted == 0);
+  CHECK(h.Heartbeats().empty());
+  h.activity->Set(pid, 1250, 5000 + 60000);  // 250 ms of CPU since the baseline
+  h.Scan();
+  CHECK(l->run->activity_noted == 1);
+  auto hb = h.Heartbeats();
+  REQUIRE(hb.size() == 1);
+  CHECK(hb[0]["signal"] == "activity");
+  CHECK(hb[0]["cpu_ms"] == 250);
+  // The measure restarts there: I/O alone is enough too.
+  h.activity->Set(pid, 1260, 65000 + 70000);
+  h.Scan();
+  CHECK(l->run->activity_noted == 2);
+  REQUIRE(h.Heartbeats().size() == 2);
+  CHECK(h.Heartbeats()[1]["io_bytes"] == 70000);
+  // Quiet again: nothing.
+  h.Scan();
+  CHECK(l->run->activity_noted == 2);
+  // Output is a sign of life of its own, and its heartbeat says which.
+  l->cb.on_output();
+  h.Settle();
+  REQUIRE(h.Heartbeats().size() == 3);
+  CHECK(h.Heartbeats()[2]["signal"] == "output");
+}
+
+TEST_CASE("an unreadable process tree is never taken as idle", "[service][liveness]") {
+  Silent h;
+  int64_t t = h.AddTask("think hard");
+  REQUIRE(h.Dispatch(t, "w1").ok());
+  auto* l = h.Run();
+  h.activity->Set(l->run->pid(), 0, 0, /*known=*/false);
+  h.Scan();
+  h.Scan();
+  CHECK(l->run->activity_noted == 2);
+  CHECK(h.Heartbeats().empty());  // unknown keeps the run alive but is no heartbeat
+}
+
+TEST_CASE("a finished run is no longer sampled — a profile without idle limits never is",
+          "[service][liveness]") {
+  Silent h;
+  auto& quick = h.AddProfile("quick", "fam");
+  quick.idle_timeout_s = 0;
+  h.AddTerminal("q1", "quick");
+  int64_t a = h.AddTask("silent one");
+  REQUIRE(h.Dispatch(a, "w1").ok());
+  h.Scan();
+  h.launcher.Finish(h.Run(), "done\n", 0);
+  REQUIRE(h.RunUntil([&] { return h.core->dispatches.ForTask(a).back().state !=
+                                  domain::DispatchState::kRunning; }));
+  int samples = h.activity->samples();
+  int64_t b = h.AddTask("no idle limits");
+  REQUIRE(h.Dispatch(b, "q1").ok());
+  h.clock.Advance(60000);
+  h.Settle();
+  CHECK(h.activity->samples() == samples);
+}
+
+}  // namespace
+}  // namespace conclave
