@@ -7,7 +7,7 @@
 namespace conclave::domain {
 namespace {
 
-constexpr std::array<std::pair<FailureKind, std::string_view>, 16> kNames = {{
+constexpr std::array<std::pair<FailureKind, std::string_view>, 17> kNames = {{
     {FailureKind::kNone, "none"},
     {FailureKind::kSpawnFailed, "spawn_failed"},
     {FailureKind::kTransportError, "transport_error"},
@@ -24,6 +24,7 @@ constexpr std::array<std::pair<FailureKind, std::string_view>, 16> kNames = {{
     {FailureKind::kClaimNotPersisted, "claim_not_persisted"},
     {FailureKind::kBudgetExceeded, "budget_exceeded"},
     {FailureKind::kInternalError, "internal_error"},
+    {FailureKind::kWorkerBlocked, "worker_blocked"},
 }};
 
 }  // namespace

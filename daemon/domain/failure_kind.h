@@ -28,6 +28,7 @@ enum class FailureKind {
   kClaimNotPersisted,
   kBudgetExceeded,
   kInternalError,  // the daemon could not record the outcome (operational; never retried)
+  kWorkerBlocked,  // the worker reported BLOCKED: a question for the coordinator, not counted
 };
 
 // Stable snake_case name, e.g. "rate_limited", "nonzero_exit".

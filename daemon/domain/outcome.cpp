@@ -20,7 +20,9 @@ Classification CheckContract(const ContractFacts& c) {
     r.kind = FailureKind::kContractViolation;
     r.evidence = "output contract broken: missing section(s) " + Joined(c.contract.missing);
   } else if (c.required && (c.contract.status == "FAIL" || c.contract.status == "BLOCKED")) {
-    r.kind = FailureKind::kWorkerFailed;
+    // FAIL is a counted failure; BLOCKED is a question for the coordinator (seed 001:
+    // "Blocked → ask"), never counted toward the breaker.
+    r.kind = c.contract.status == "BLOCKED" ? FailureKind::kWorkerBlocked : FailureKind::kWorkerFailed;
     const auto& s = c.contract.sections;
     std::string why = s.count("BLOCKERS") ? s.at("BLOCKERS") : "";
     if (why.empty() || why == "none") why = s.count("SUMMARY") ? s.at("SUMMARY") : "";
@@ -156,6 +158,12 @@ NextStep DecideNext(const DecisionInput& in) {
     n.escalation_priority = "urgent";
   } else if (IsOperational(kind)) {
     DecideOperational(in, n);
+  } else if (kind == FailureKind::kWorkerBlocked) {
+    // Blocked → ask: the task waits on a decision gate carrying the worker's BLOCKERS;
+    // resolving the gate re-queues it with the answer added to the brief.
+    n.task_status = TaskState::kBlocked;
+    n.task_reason = "worker_blocked";
+    n.ask_coordinator = true;
   } else if (n.breaker.open) {
     n.task_status = TaskState::kBlocked;
     n.task_reason = "circuit_open";

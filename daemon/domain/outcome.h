@@ -98,6 +98,7 @@ struct NextStep {
   std::string escalation;                    // text for the coordinator ("" = none)
   std::string escalation_priority = "high";
   bool report_as_status = false;  // interrupted by shutdown: not a worker_done
+  bool ask_coordinator = false;   // worker_blocked: open a decision gate with its BLOCKERS
 };
 
 NextStep DecideNext(const DecisionInput& in);

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/utf8.h"
+
 namespace conclave::service {
 namespace {
 constexpr size_t kMaxQuestionBytes = 64 << 10;
@@ -92,6 +94,11 @@ void GateService::Resolve(int64_t id, const std::string& decision,
         }
         if (!g->task_id) return *g;
         auto t = core_.tasks.Get(g->task_id);
+        if (t && t->status == domain::TaskState::kBlocked && t->blocked_reason == "worker_blocked" &&
+            core_.gates.List(true, t->id).empty()) {
+          AnswerBlockedTask(*t, *g, reason);
+          return *g;
+        }
         if (!t || !t->HeldByGate()) return *g;
         auto open = core_.gates.List(true, t->id);
         if (Status s = domain::ReleaseTaskFromGate(*t, open.empty() ? 0 : open.front().id, now);
@@ -100,6 +107,7 @@ void GateService::Resolve(int64_t id, const std::string& decision,
         }
         core_.tasks.Update(*t);
         if (t->status == domain::TaskState::kCompleted) tasks_.ReleaseDependants(t->id);
+        if (t->status == domain::TaskState::kFailed) tasks_.BlockDependants(*t);
         core_.Notify({t->coordinator, "status", "normal", t->id, 0,
                       "gate " + std::to_string(id) + " resolved: " + decision,
                       "task " + std::to_string(t->id) + " is now " +
@@ -108,7 +116,54 @@ void GateService::Resolve(int64_t id, const std::string& decision,
         return *g;
       },
       std::move(done));
-  if (pump_) pump_->Pump();
+  if (scheduler_) scheduler_->Pump();
+}
+
+domain::Gate GateService::AskForBlockedTask(const domain::Task& t, int64_t dispatch_id,
+                                           const std::string& blockers) {
+  // The worker's words are stored in the gate too: redacted like every message.
+  std::string said = Utf8Prefix(
+      core_.redactor.Apply(blockers.empty() ? "(no BLOCKERS section)" : blockers), 8000);
+  domain::Gate g;
+  g.task_id = t.id;
+  g.question = "The worker of task " + std::to_string(t.id) + " (dispatch " +
+               std::to_string(dispatch_id) + ") is blocked and asks:\n" + said +
+               "\n\nAnswer with `conclave gate resolve <id> --decision '<your answer>'`: the "
+               "answer is added to the task's brief and the task is dispatched again.";
+  g.options = "[]";
+  g.created_ms = core_.clock.NowMs();
+  g.id = core_.gates.Insert(g);
+  nlohmann::json payload = {{"gate_id", g.id},
+                            {"options", nlohmann::json::array()},
+                            {"reason", "worker_blocked"},
+                            {"blockers", said}};
+  core_.Notify({t.coordinator, "decision_gate", "high", t.id, dispatch_id,
+                "task " + std::to_string(t.id) + " is blocked: its worker asks (gate " +
+                    std::to_string(g.id) + ")",
+                g.question, payload.dump()});
+  return g;
+}
+
+void GateService::AnswerBlockedTask(domain::Task& t, const domain::Gate& g,
+                                    const std::string& reason) {
+  int64_t now = core_.clock.NowMs();
+  t.brief += "\n\n## Answer to your BLOCKERS (gate " + std::to_string(g.id) + ")\n" + g.decision;
+  if (!reason.empty()) t.brief += "\n" + reason;
+  t.brief += "\n";
+  (void)domain::SetTaskStatus(t, domain::TaskState::kReady, now);
+  core_.tasks.Update(t);
+  auto runs = core_.dispatches.ForTask(t.id);
+  std::string where = "ready to be dispatched";
+  if (!runs.empty() && scheduler_) {
+    // Re-queued where it last ran: the same terminal or group, a fresh attempt.
+    const domain::Dispatch& last = runs.back();
+    int64_t id = scheduler_->Requeue(last, last.target, now, false);
+    where = "re-queued as dispatch " + std::to_string(id) + " to " + last.target;
+  }
+  core_.Notify({t.coordinator, "status", "normal", t.id, 0,
+                "gate " + std::to_string(g.id) + " answered: task " + std::to_string(t.id) + " " +
+                    where,
+                "the answer was added to the task's brief", ""});
 }
 
 std::vector<domain::Gate> GateService::List(bool open_only, int64_t task_id) {

@@ -2,6 +2,9 @@
 // until resolved. A gate holds its task blocked ("gate:<id>"); outcomes that arrive meanwhile
 // wait in the task's resume status; resolving the last open gate releases the task. Resolving
 // a gate over a review tells the ReviewGateListener (the sign-off) inside the same write.
+// A worker that reported BLOCKED leaves its task blocked ("worker_blocked") with a question
+// gate (AskForBlockedTask); resolving it appends the answer to the brief and re-queues the
+// task on the target it last ran on (seed 001: "Blocked → ask").
 // Loop thread only; writes run inside the commit batcher and answer after COMMIT.
 #pragma once
 
@@ -10,6 +13,7 @@
 
 #include "domain/gate.h"
 #include "service/core.h"
+#include "service/dispatch_scheduler.h"
 #include "service/ports.h"
 #include "service/task_service.h"
 #include "service/write_then.h"
@@ -19,8 +23,8 @@ namespace conclave::service {
 class GateService {
  public:
   GateService(Core& core, TaskService& tasks) : core_(core), tasks_(tasks) {}
-  void Connect(QueuePump* pump, ReviewGateListener* reviews = nullptr) {
-    pump_ = pump;
+  void Connect(DispatchScheduler* scheduler, ReviewGateListener* reviews = nullptr) {
+    scheduler_ = scheduler;
     reviews_ = reviews;
   }
 
@@ -34,11 +38,19 @@ class GateService {
   // Inside a write: creates a gate over a review (a stalemate's adjudication).
   domain::Gate InsertForReview(int64_t review_id, const std::string& question,
                                const std::string& options_json);
+  // Inside a write: the worker of dispatch_id reported BLOCKED; t is already blocked
+  // ("worker_blocked"). Opens a free-answer gate carrying its BLOCKERS and tells the
+  // coordinator (decision_gate, high).
+  domain::Gate AskForBlockedTask(const domain::Task& t, int64_t dispatch_id,
+                                 const std::string& blockers);
 
  private:
   Core& core_;
   TaskService& tasks_;
-  QueuePump* pump_ = nullptr;
+  // Inside Resolve's write: the answer reaches the blocked task's brief; it is re-queued.
+  void AnswerBlockedTask(domain::Task& t, const domain::Gate& g, const std::string& reason);
+
+  DispatchScheduler* scheduler_ = nullptr;
   ReviewGateListener* reviews_ = nullptr;
 };
 

@@ -113,6 +113,11 @@ Status RunCompletion::Apply(domain::Dispatch& d, domain::Task& t, const Completi
   }
   if (Status s = ApplyToTask(d, t, next); !s.ok()) return s;
   EmitOutcome(d, t, facts, next);
+  if (next.ask_coordinator && gates_ && t.status == TaskState::kBlocked) {
+    const auto& said = facts.contract.contract.sections;
+    auto b = said.find("BLOCKERS");
+    gates_->AskForBlockedTask(t, d.id, b == said.end() ? "" : b->second);
+  }
   if (next.breaker_opened) EmitBreakerOpen(d, t, next);
   *to_start = scheduler_.PumpLocked();
   return Status::Ok();
@@ -177,6 +182,7 @@ Status RunCompletion::ApplyToTask(domain::Dispatch& d, domain::Task& t,
     if (!s.ok()) return s;
   }
   core_.tasks.Update(t);
+  if (t.status == TaskState::kFailed) tasks_.BlockDependants(t);
   if (next.requeue == domain::Requeue::kSameTarget) {
     scheduler_.Requeue(d, d.target, next.requeue_not_before_ms, next.count_op_retry);
   } else if (next.requeue == domain::Requeue::kSameTerminal) {

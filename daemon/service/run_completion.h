@@ -17,6 +17,7 @@
 #include "service/completion_facts.h"
 #include "service/core.h"
 #include "service/dispatch_scheduler.h"
+#include "service/gate_service.h"
 #include "service/ports.h"
 #include "service/task_service.h"
 #include "service/terminal_service.h"
@@ -30,6 +31,8 @@ class RunCompletion {
       : core_(core), scheduler_(scheduler), tasks_(tasks), terminals_(terminals) {}
   void AddListener(DispatchListener* l) { listeners_.push_back(l); }
   void Connect(TranscriptSink* transcripts) { transcripts_ = transcripts; }
+  // Where a worker that reported BLOCKED asks its question (a decision gate).
+  void Connect(GateService* gates) { gates_ = gates; }
 
   // The run of dispatch_id ended (or never started: outcome.stop == kSpawnFailed). `recorded`
   // (may be empty) is called on the loop once the outcome's write was made (or was not needed).
@@ -63,6 +66,7 @@ class RunCompletion {
   TerminalService& terminals_;
   std::vector<DispatchListener*> listeners_;
   TranscriptSink* transcripts_ = nullptr;
+  GateService* gates_ = nullptr;
   int pending_ = 0;
 };
 

@@ -37,6 +37,7 @@ Services::Services(Core& c)
   runs.SetPlacement(&review_workspace);
   completion.AddListener(&review_rounds);
   completion.Connect(&transcripts);
+  completion.Connect(&gates);
   runs.Connect(&transcripts);
   completion.AddListener(&flows);
   reviews.AlsoTell(&flows);

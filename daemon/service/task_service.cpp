@@ -1,6 +1,9 @@
 #include "service/task_service.h"
 
 #include <algorithm>
+#include <utility>
+
+#include <nlohmann/json.hpp>
 
 #include "domain/circuit_breaker.h"
 
@@ -49,6 +52,7 @@ Status TaskService::SetStatus(domain::Task& t, TaskState to, std::string reason)
   Status s = domain::SetTaskStatus(t, to, core_.clock.NowMs(), std::move(reason));
   if (!s.ok()) return s;
   core_.tasks.Update(t);
+  if (t.status == TaskState::kFailed || t.status == TaskState::kCancelled) BlockDependants(t);
   return Status::Ok();
 }
 
@@ -118,11 +122,52 @@ StatusOr<TaskDetailResult> TaskService::GetFor(const domain::Caller& caller, int
   return Get(id);
 }
 
+namespace {
+constexpr const char* kDependencyFailed = "dependency_failed";
+
+bool BlockedByDependency(const domain::Task& t) {
+  return t.status == TaskState::kBlocked && t.blocked_reason == kDependencyFailed;
+}
+}  // namespace
+
+void TaskService::BlockDependants(const domain::Task& failed) {
+  std::vector<std::pair<int64_t, int64_t>> todo;  // (dependant, the dependency it waits on)
+  for (int64_t id : core_.tasks.Dependants(failed.id)) todo.emplace_back(id, failed.id);
+  while (!todo.empty()) {
+    auto [id, on] = todo.back();
+    todo.pop_back();
+    auto d = core_.tasks.Get(id);
+    // Only a task still waiting for its dependencies: a gate-held one waits for its gate.
+    if (!d || d->status != TaskState::kPending || d->unmet_deps <= 0) continue;
+    if (!domain::SetTaskStatus(*d, TaskState::kBlocked, core_.clock.NowMs(), kDependencyFailed)
+             .ok()) {
+      continue;
+    }
+    core_.tasks.Update(*d);
+    std::string why = on == failed.id
+                          ? "task " + std::to_string(failed.id) + " " +
+                                std::string(domain::TaskStateName(failed.status)) +
+                                (failed.blocked_reason.empty() ? "" : " (" + failed.blocked_reason + ")")
+                          : "task " + std::to_string(on) + " is blocked (dependency_failed)";
+    core_.Notify({d->coordinator, "escalation", "high", d->id, 0,
+                  "task " + std::to_string(d->id) + " is blocked: a dependency failed",
+                  "task " + std::to_string(d->id) + " depends on " + why +
+                      "; it cannot run. Dispatch the dependency again (it resumes when the "
+                      "dependency completes) or cancel this task.",
+                  nlohmann::json{{"reason", kDependencyFailed}, {"dependency", on}}.dump()});
+    for (int64_t next : core_.tasks.Dependants(d->id)) todo.emplace_back(next, d->id);
+  }
+}
+
 void TaskService::ReleaseDependants(int64_t task_id) {
   for (int64_t dep_id : core_.tasks.Dependants(task_id)) {
     auto d = core_.tasks.Get(dep_id);
     if (!d || d->unmet_deps <= 0) continue;
     d->unmet_deps -= 1;
+    // Its failed dependency ran again and completed: it waits again (ready below when
+    // nothing else is missing) unless another dependency is still failed.
+    bool unblocked = BlockedByDependency(*d) && !DependencyFailed(d->id) &&
+                     domain::SetTaskStatus(*d, TaskState::kPending, core_.clock.NowMs()).ok();
     if (d->unmet_deps == 0 && d->HeldByGate() && d->resume_status == TaskState::kPending) {
       d->resume_status = TaskState::kReady;  // the gate holds it; ready when it resolves
     }
@@ -134,6 +179,32 @@ void TaskService::ReleaseDependants(int64_t task_id) {
     }
     d->updated_ms = core_.clock.NowMs();
     core_.tasks.Update(*d);
+    if (unblocked) UnblockWaiting(d->id);
+  }
+}
+
+bool TaskService::DependencyFailed(int64_t task_id) {
+  for (int64_t dep : core_.tasks.Deps(task_id)) {
+    auto x = core_.tasks.Get(dep);
+    if (x && (x->status == TaskState::kFailed || x->status == TaskState::kCancelled ||
+              BlockedByDependency(*x))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void TaskService::UnblockWaiting(int64_t task_id) {
+  for (int64_t id : core_.tasks.Dependants(task_id)) {
+    auto d = core_.tasks.Get(id);
+    if (!d || !BlockedByDependency(*d) || DependencyFailed(id)) continue;
+    if (!domain::SetTaskStatus(*d, d->unmet_deps == 0 ? TaskState::kReady : TaskState::kPending,
+                               core_.clock.NowMs())
+             .ok()) {
+      continue;
+    }
+    core_.tasks.Update(*d);
+    UnblockWaiting(id);
   }
 }
 

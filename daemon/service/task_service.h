@@ -1,6 +1,9 @@
 // TaskService: the task DAG — create (idempotent by key), list, show, update (a re-plan closes
 // the circuit breaker), cancel (stops the running worker), and the release of dependants when
-// a task completes. Every status change goes through domain::SetTaskStatus. Loop thread only;
+// a task completes. When a task fails or is cancelled, the tasks waiting on it (transitively)
+// become blocked ("dependency_failed") with an escalation instead of staying pending for ever;
+// they return to pending / ready when the dependency is dispatched again and completes.
+// Every status change goes through domain::SetTaskStatus. Loop thread only;
 // writes run inside the commit batcher and answer after COMMIT.
 #pragma once
 
@@ -69,9 +72,17 @@ class TaskService {
   Status SetStatus(domain::Task& t, domain::TaskState to, std::string reason = "");
   // Inside a write: t completed; its dependants lose one unmet dependency each.
   void ReleaseDependants(int64_t task_id);
+  // Inside a write: t failed or was cancelled; every task still waiting on it, directly or
+  // through another, becomes blocked (dependency_failed), each with an escalation.
+  void BlockDependants(const domain::Task& t);
   TaskView View(const domain::Task& t);
 
  private:
+  // Whether a dependency of task_id is failed, cancelled or itself blocked by one.
+  bool DependencyFailed(int64_t task_id);
+  // task_id waits normally again: its dependants blocked only through it follow.
+  void UnblockWaiting(int64_t task_id);
+
   Core& core_;
   RunControl* runs_ = nullptr;
   RefusalLog* refusals_ = nullptr;

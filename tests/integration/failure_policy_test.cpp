@@ -256,3 +256,74 @@ TEST_CASE("a task's budget caps its running dispatch too", "[failure]") {
   CHECK(t["dispatches"][0]["failure_kind"] == "budget_exceeded");
   CHECK(t["dispatches"][0]["cost_usd"].get<double>() == Approx(0.40));
 }
+
+TEST_CASE("a worker that reports BLOCKED asks through a gate; the answer re-runs it, uncounted",
+          "[failure]") {
+  DaemonFixture d;
+  Start(d);
+  std::string id = Task(d,
+                        "Migrate the schema.\n"
+                        "FAKE: if-unanswered status BLOCKED\n"
+                        "FAKE: if-unanswered blockers staging or prod? the brief names neither\n"
+                        "FAKE: if-answered print went ahead with the answer\n",
+                        {"--auto-retry", "3"});
+  d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+  json t = WaitStatus(d, id, {"blocked"});
+  CHECK(t["task"]["blocked_reason"] == "worker_blocked");
+  REQUIRE(t["dispatches"].size() == 1);  // a question is not auto-retried
+  CHECK(t["dispatches"][0]["failure_kind"] == "worker_blocked");
+  CHECK(t["dispatches"][0]["failure_class"] == "");
+  CHECK(d.CliJson({"terminal", "show", "w1"})["state"] == "idle");
+  // The coordinator is asked, with the worker's words, through an open gate on the task.
+  auto asks = d.CliJson({"inbox", "--types", "decision_gate"})["messages"];
+  REQUIRE(asks.size() == 1);
+  CHECK(asks[0]["body"].get<std::string>().find("staging or prod?") != std::string::npos);
+  REQUIRE(t["gates"].size() == 1);
+  std::string gate = t["gates"][0]["id"].get<std::string>();
+  // Nothing runs until it is answered.
+  CHECK(d.Cli({"dispatch", "--task", id, "--to", "w1"}).exit_code == 1);
+  d.CliJson({"gate", "resolve", gate, "--decision", "staging", "--reason", "prod is frozen"});
+  t = WaitStatus(d, id, {"completed", "failed", "blocked"});
+  CHECK(t["task"]["status"] == "completed");
+  CHECK(t["task"]["brief"].get<std::string>().find("## Answer to your BLOCKERS (gate " + gate +
+                                                   ")\nstaging\nprod is frozen") !=
+        std::string::npos);
+  REQUIRE(t["dispatches"].size() == 2);
+  CHECK(t["dispatches"][1]["terminal"] == "w1");
+  CHECK(t["task"]["breaker_count"] == 0);
+  // The re-run read the answer in its brief (the fake worker's if-answered branch ran).
+  CHECK(t["task"]["result_json"].get<std::string>().find("went ahead with the answer") !=
+        std::string::npos);
+}
+
+TEST_CASE("dependants of a failed task are blocked (dependency_failed) and resume after a re-run",
+          "[failure]") {
+  DaemonFixture d;
+  Start(d, {{"retry", {{"base_ms", 50}, {"max_ms", 200}, {"max_attempts", 1}}}});
+  // Times out on its first run (operational, retries used up), succeeds on the second.
+  std::string a = Task(d, "FAKE: sequence " + d.dir() + "/seq hang|ok\n");
+  std::string b = Task(d, "after a\n", {"--deps", a});
+  std::string c = Task(d, "after b\n", {"--deps", b});
+  std::string cancelled = Task(d, "never runs\n");
+  std::string e = Task(d, "after the cancelled one\n", {"--deps", cancelled});
+  d.CliJson({"task", "cancel", cancelled});
+  CHECK(WaitStatus(d, e, {"blocked"})["task"]["blocked_reason"] == "dependency_failed");
+  d.CliJson({"dispatch", "--task", a, "--to", "w1", "--timeout-s", "1"});
+  CHECK(WaitStatus(d, a, {"failed", "completed"})["task"]["status"] == "failed");
+  for (const auto& id : {b, c}) {
+    json t = WaitStatus(d, id, {"blocked"});
+    CHECK(t["task"]["blocked_reason"] == "dependency_failed");
+  }
+  auto esc = d.CliJson({"inbox", "--types", "escalation", "--limit", "50"})["messages"];
+  int about = 0;
+  for (const auto& m : esc) {
+    about += m["subject"].get<std::string>().find("a dependency failed") != std::string::npos;
+  }
+  CHECK(about == 3);  // e, b and c
+  CHECK(d.Cli({"dispatch", "--task", b, "--to", "w1"}).exit_code == 1);
+  // a runs again and completes: b becomes ready, c waits for b again.
+  d.CliJson({"dispatch", "--task", a, "--to", "w1"});
+  CHECK(WaitStatus(d, a, {"completed", "failed"})["task"]["status"] == "completed");
+  CHECK(WaitStatus(d, b, {"ready"})["task"]["blocked_reason"] == "");
+  CHECK(Show(d, c)["task"]["status"] == "pending");
+}

@@ -38,6 +38,8 @@
 // A flow's writer (its brief is the same each round; a fix round's adds "FIX ROUND"):
 //   append FILE TEXT    append a line to FILE (every run changes the file)
 //   if-fix VERB ARGS    run VERB only in a fix round      if-first VERB ARGS   only in the first
+// A worker that asks (its brief comes back with "Answer to your BLOCKERS"):
+//   if-answered VERB ARGS   run VERB only once answered   if-unanswered VERB ARGS   only before
 // Review lines may also come from a diff: "+FAKE-REVIEW ..." counts like "FAKE-REVIEW ...".
 #include <signal.h>
 #include <sys/inotify.h>
@@ -285,6 +287,12 @@ int main(int argc, char** argv) {
     const bool fix_round = brief.find("FIX ROUND") != std::string::npos;
     if (verb == "if-fix" || verb == "if-first") {
       if ((verb == "if-fix") != fix_round) continue;
+      cmd >> verb;
+    }
+    // A blocked worker's task comes back with the coordinator's answer in its brief.
+    const bool answered = brief.find("Answer to your BLOCKERS") != std::string::npos;
+    if (verb == "if-answered" || verb == "if-unanswered") {
+      if ((verb == "if-answered") != answered) continue;
       cmd >> verb;
     }
     std::string rest;

@@ -30,6 +30,7 @@ TEST_CASE("FailureKindName gives the stored snake_case names", "[failure]") {
       {FailureKind::kClaimNotPersisted, "claim_not_persisted"},
       {FailureKind::kBudgetExceeded, "budget_exceeded"},
       {FailureKind::kInternalError, "internal_error"},
+      {FailureKind::kWorkerBlocked, "worker_blocked"},
   };
   for (const auto& [kind, name] : expected) {
     CHECK(FailureKindName(kind) == name);

@@ -11,7 +11,7 @@ constexpr FailureKind kAllKinds[] = {
     FailureKind::kTimeout,     FailureKind::kHeartbeatLost,       FailureKind::kInterrupted,
     FailureKind::kCancelled,   FailureKind::kWorkerFailed,        FailureKind::kContractViolation,
     FailureKind::kNonZeroExit, FailureKind::kClaimNotPersisted,   FailureKind::kBudgetExceeded,
-    FailureKind::kInternalError,
+    FailureKind::kInternalError, FailureKind::kWorkerBlocked,
 };
 
 constexpr FailureKind kOperationalKinds[] = {
@@ -28,6 +28,7 @@ constexpr FailureKind kCountedKinds[] = {
 };
 
 // Neither counted nor operational, and not a success.
-constexpr FailureKind kNeutralKinds[] = {FailureKind::kCancelled, FailureKind::kBudgetExceeded};
+constexpr FailureKind kNeutralKinds[] = {FailureKind::kCancelled, FailureKind::kBudgetExceeded,
+                                         FailureKind::kWorkerBlocked};
 
 }  // namespace conclave::domain::testing_kinds

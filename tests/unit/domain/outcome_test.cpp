@@ -58,6 +58,7 @@ TEST_CASE("ClassifyOutcome: the order of the rules", "[domain][outcome]") {
   ContractFacts needed{true, false, Contract({}), {}};
   ContractFacts missing{true, false, Contract({"EVIDENCE", "RISKS"}), {}};
   ContractFacts fail{true, false, Contract({}, "FAIL"), {}};
+  ContractFacts blocked{true, false, Contract({}, "BLOCKED"), {}};
   ContractFacts claims{true, true, Contract({}, "PASS", {"a.cpp"}), {"a.cpp: claimed as changed but does not exist"}};
   const Row rows[] = {
       {"success", clean, ok_out, needed, 0.1, 1.0, FailureKind::kNone, DispatchState::kSucceeded, ""},
@@ -81,6 +82,9 @@ TEST_CASE("ClassifyOutcome: the order of the rules", "[domain][outcome]") {
        DispatchState::kFailed, "missing section(s) EVIDENCE, RISKS"},
       {"worker says FAIL", clean, ok_out, fail, 0, 0, FailureKind::kWorkerFailed,
        DispatchState::kFailed, "worker reported FAIL: the build server is down"},
+      {"worker says BLOCKED: a question, not a failure", clean, ok_out, blocked, 0, 0,
+       FailureKind::kWorkerBlocked, DispatchState::kFailed,
+       "worker reported BLOCKED: the build server is down"},
       {"claims", clean, ok_out, claims, 0, 0, FailureKind::kClaimNotPersisted,
        DispatchState::kFailed, "written != persisted: a.cpp"},
       {"cost over the cap", clean, ok_out, needed, 2.5, 1.0, FailureKind::kBudgetExceeded,
@@ -196,6 +200,19 @@ TEST_CASE("DecideNext: what follows each kind of outcome", "[domain][outcome]") 
     CHECK(n.task_status == TaskState::kBlocked);
     CHECK(n.task_reason == "circuit_open");
     CHECK(n.requeue == Requeue::kNone);
+  }
+  SECTION("a worker that reports BLOCKED asks the coordinator: blocked, not counted, no retry") {
+    auto in = Input(FailureKind::kWorkerBlocked);
+    in.breaker = {4, "fp1", false};  // one more counted failure would open it
+    in.auto_retry = 3;
+    NextStep n = DecideNext(in);
+    CHECK(n.task_status == TaskState::kBlocked);
+    CHECK(n.task_reason == "worker_blocked");
+    CHECK(n.ask_coordinator);
+    CHECK(n.requeue == Requeue::kNone);
+    CHECK_FALSE(n.auto_retry_used);
+    CHECK_FALSE(n.breaker.open);
+    CHECK(n.breaker.consecutive == 4);
   }
   SECTION("budget exceeded fails the task and says why") {
     NextStep n = DecideNext(Input(FailureKind::kBudgetExceeded));

@@ -2,25 +2,16 @@
 // breaker, rate-limit cooldowns, gates holding an outcome — over the real store, with a fake
 // clock and a fake launcher: no processes, no sleeps.
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
+#include "fixture_file.h"
 #include "service_harness.h"
 
 namespace conclave {
 namespace {
 using domain::DispatchState;
 using domain::TaskState;
+using testing::Fixture;
 using testing::ServiceHarness;
-
-std::string Fixture(const std::string& rel) {
-  std::ifstream in(std::string(CONCLAVE_SOURCE_DIR) + "/tests/e2e/fixtures/" + rel);
-  INFO("fixture " << rel);
-  REQUIRE(in.good());  // a moved fixture fails here, not as a run that never ends
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // A harness with one claude-shaped profile (no retries of the CLI's own), one terminal.
 struct Claude : ServiceHarness {
