@@ -160,41 +160,7 @@ StatusOr<std::vector<FlowView>> FlowService::List(const std::string& status, int
 void FlowService::Wait(int64_t id, int64_t timeout_ms, Done<FlowView> done) {
   auto v = Get(id);
   if (!v.ok() || v->flow.status != "running") return done(std::move(v));
-  if (timeout_ms <= 0) timeout_ms = 30000;
-  timeout_ms = std::min<int64_t>(timeout_ms, 3600 * 1000);
-  auto w = std::make_shared<Waiter>();
-  w->done = std::move(done);
-  waiters_[id].push_back(w);
-  w->alarm = core_.clock.After(timeout_ms, [this, id, w] {
-    if (!w->done) return;
-    auto& list = waiters_[id];
-    list.erase(std::remove(list.begin(), list.end(), w), list.end());
-    std::exchange(w->done, nullptr)(Get(id));  // still running: the caller sees it running
-  });
-}
-
-void FlowService::WakeWaiters(int64_t id) {
-  auto it = waiters_.find(id);
-  if (it == waiters_.end()) return;
-  auto list = std::move(it->second);
-  waiters_.erase(it);
-  for (auto& w : list) {
-    if (!w->done) continue;
-    w->alarm.reset();
-    std::exchange(w->done, nullptr)(Get(id));
-  }
-}
-
-void FlowService::ExpireWaiters() {
-  std::vector<int64_t> ids;
-  for (const auto& [id, list] : waiters_) ids.push_back(id);
-  for (int64_t id : ids) WakeWaiters(id);
-}
-
-size_t FlowService::waiter_count() const {
-  size_t n = 0;
-  for (const auto& [id, list] : waiters_) n += list.size();
-  return n;
+  waiters_.Park(id, timeout_ms, std::move(done));
 }
 
 void FlowService::Cancel(int64_t id, Done<FlowView> done) {

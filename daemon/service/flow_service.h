@@ -21,6 +21,7 @@
 #include "service/review_rounds.h"
 #include "service/review_service.h"
 #include "service/task_service.h"
+#include "service/waiter_table.h"
 #include "service/write_then.h"
 #include "store/flow_store.h"
 
@@ -44,7 +45,8 @@ class FlowService : public DispatchListener, public ReviewFinished {
  public:
   FlowService(Core& core, store::FlowStore& store, TaskService& tasks,
               DispatchScheduler& scheduler, ReviewService& reviews)
-      : core_(core), store_(store), tasks_(tasks), scheduler_(scheduler), reviews_(reviews) {}
+      : core_(core), store_(store), tasks_(tasks), scheduler_(scheduler), reviews_(reviews),
+        waiters_(core.clock, [this](int64_t id) { return Get(id); }) {}
 
   void Start(StartFlowInput in, Done<FlowView> done);
   StatusOr<FlowView> Get(int64_t id);
@@ -59,18 +61,14 @@ class FlowService : public DispatchListener, public ReviewFinished {
   void OnReviewFinished(int64_t review_id) override;
   // Startup: every running flow goes on from its recorded step.
   void Resume();
-  void ExpireWaiters();
-  size_t waiter_count() const;
+  void ExpireWaiters() { waiters_.ExpireAll(); }
+  size_t waiter_count() const { return waiters_.count(); }
 
  private:
-  struct Waiter {
-    Done<FlowView> done;
-    std::shared_ptr<Alarm> alarm;
-  };
 
   Status Validate(StartFlowInput& in);
   FlowView View(const domain::Flow& f);
-  void WakeWaiters(int64_t id);
+  void WakeWaiters(int64_t id) { waiters_.Wake(id); }
 
   // The engine (flow_steps.cpp).
   void Advance(int64_t id);
@@ -104,7 +102,7 @@ class FlowService : public DispatchListener, public ReviewFinished {
   DispatchScheduler& scheduler_;
   ReviewService& reviews_;
   std::set<int64_t> busy_, again_;  // flows with git work in flight / to advance after it
-  std::map<int64_t, std::vector<std::shared_ptr<Waiter>>> waiters_;
+  WaiterTable<FlowView> waiters_;
 };
 
 }  // namespace conclave::service

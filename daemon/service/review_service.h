@@ -20,6 +20,7 @@
 #include "service/review_rounds.h"
 #include "service/review_verdicts.h"
 #include "service/review_workspace.h"
+#include "service/waiter_table.h"
 #include "service/write_then.h"
 #include "store/review_store.h"
 
@@ -55,7 +56,7 @@ class ReviewService : public ReviewFinished {
   ReviewService(Core& core, store::ReviewStore& store, ReviewRounds& rounds,
                 ReviewVerdicts& verdicts, ReviewWorkspace& workspace)
       : core_(core), store_(store), rounds_(rounds), verdicts_(verdicts), workspace_(workspace),
-        report_(core, store) {}
+        report_(core, store), waiters_(core.clock, [this](int64_t id) { return Get(id); }) {}
 
   void Start(StartReviewInput in, Done<ReviewView> done);
   StatusOr<ReviewView> Get(int64_t id);
@@ -71,14 +72,10 @@ class ReviewService : public ReviewFinished {
     if (also_) also_->OnReviewFinished(review_id);
   }
   // Shutdown: answer every pending review wait now (with the review as it stands).
-  void ExpireWaiters();
-  size_t waiter_count() const;
+  void ExpireWaiters() { waiters_.ExpireAll(); }
+  size_t waiter_count() const { return waiters_.count(); }
 
  private:
-  struct Waiter {
-    Done<ReviewView> done;
-    std::shared_ptr<Alarm> alarm;
-  };
 
   // The part of Start after the commit was resolved.
   void StartResolved(StartReviewInput in, Done<ReviewView> done);
@@ -92,7 +89,7 @@ class ReviewService : public ReviewFinished {
                      bool* escalated);
   void AnswerAfterCommit(int64_t id, const std::string& what, Done<ReviewView> done);
   ReviewView View(const domain::Review& r);
-  void WakeWaiters(int64_t id);
+  void WakeWaiters(int64_t id) { waiters_.Wake(id); }
 
   Core& core_;
   store::ReviewStore& store_;
@@ -101,7 +98,7 @@ class ReviewService : public ReviewFinished {
   ReviewWorkspace& workspace_;
   ReviewReport report_;
   ReviewFinished* also_ = nullptr;
-  std::map<int64_t, std::vector<std::shared_ptr<Waiter>>> waiters_;
+  WaiterTable<ReviewView> waiters_;
 };
 
 }  // namespace conclave::service

@@ -257,7 +257,7 @@ TEST_CASE("a task's budget caps its running dispatch too", "[failure]") {
   CHECK(t["dispatches"][0]["cost_usd"].get<double>() == Approx(0.40));
 }
 
-TEST_CASE("a worker that reports BLOCKED asks through a gate; the answer re-runs it, uncounted",
+TEST_CASE("a worker that reports BLOCKED asks through a gate, and the answer re-runs it uncounted",
           "[failure]") {
   DaemonFixture d;
   Start(d);
