@@ -77,6 +77,7 @@ Status ApplyText(std::string_view text, const std::string& file, Config& c) {
                    Read(j, "liveness_cpu_ms", c.liveness_cpu_ms, file),
                    Read(j, "liveness_io_bytes", c.liveness_io_bytes, file),
                    Read(j, "retry_after_cap_s", c.retry_after_cap_s, file),
+                   Read(j, "transcript_cap_mib", c.transcript_cap_mib, file),
                    Read(j, "tcp_token", c.tcp_token, file)}) {
     if (!s.ok()) return s;
   }
@@ -107,6 +108,14 @@ Status ApplyText(std::string_view text, const std::string& file, Config& c) {
                      Read(r, "round_max_attempts", c.review.round_max_attempts, file),
                      Read(r, "max_fix_rounds", c.review.max_fix_rounds, file),
                      Read(r, "workdir", c.review.workdir, file)}) {
+      if (!s.ok()) return s;
+    }
+  }
+  if (j.contains("retention")) {
+    const auto& r = j["retention"];
+    for (Status s : {Read(r, "dispatch_days", c.retention.dispatch_days, file),
+                     Read(r, "heartbeat_days", c.retention.heartbeat_days, file),
+                     Read(r, "read_message_days", c.retention.read_message_days, file)}) {
       if (!s.ok()) return s;
     }
   }
@@ -246,6 +255,14 @@ StatusOr<Config> Finish(Config c, const Flags& flags) {
   }
   if (c.liveness_io_bytes < 0) {
     return InvalidArgument("config: liveness_io_bytes must not be negative");
+  }
+  if (c.transcript_cap_mib < 0 || c.transcript_cap_mib > 1 << 20) {
+    return InvalidArgument("config: transcript_cap_mib must be between 0 (no cap) and 1048576");
+  }
+  for (auto [name, v] : {std::pair<const char*, int>{"dispatch_days", c.retention.dispatch_days},
+                         {"heartbeat_days", c.retention.heartbeat_days},
+                         {"read_message_days", c.retention.read_message_days}}) {
+    if (v < 0) return InvalidArgument(std::string("retention.") + name + ": must not be negative (0 = keep)");
   }
   if (c.review.round_timeout_s < 1) return InvalidArgument("review.round_timeout_s: must be >= 1");
   if (c.review.round_max_attempts < 1) {

@@ -44,6 +44,13 @@ struct FlowConfig {
   int max_parallel_writers = 3;  // implement steps running at once (seed 001's wave size)
 };
 
+// What the daemon deletes by itself, once an hour (0 = keep for ever).
+struct RetentionConfig {
+  int dispatch_days = 30;      // dispatch directories (transcripts) of finished dispatches
+  int heartbeat_days = 7;      // heartbeat messages
+  int read_message_days = 90;  // messages that were read
+};
+
 struct Config {
   std::string state_dir;
   std::string config_file;  // absolute, "" when none was given (a sandbox hides its directory)
@@ -63,11 +70,14 @@ struct Config {
   int liveness_cpu_ms = 200;
   int64_t liveness_io_bytes = 65536;
   int retry_after_cap_s = 3600;  // a provider's retry-after hint is capped at this
+  // A dispatch's transcript.log and stdout.log each keep at most this much (head + tail).
+  int transcript_cap_mib = 64;
   std::string tcp_token;  // bearer token required on a TCP listener
   RetryConfig retry;
   BudgetConfig budgets;
   ReviewConfig review;
   FlowConfig flow;
+  RetentionConfig retention;
   nlohmann::json raw;  // the file as read, for later sections
 };
 

@@ -22,6 +22,7 @@ struct RunLimits {
   std::chrono::milliseconds idle_kill{0};     // 0 = never kill for being idle
   std::chrono::milliseconds kill_grace{3000};
   std::chrono::milliseconds eof_grace{2000};
+  int64_t log_cap_bytes = 0;  // transcript.log and stdout.log each (CappedLog); 0 = none
 };
 
 struct RunOutcome {

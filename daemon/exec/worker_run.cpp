@@ -15,16 +15,6 @@ namespace conclave::exec {
 namespace {
 constexpr size_t kStderrTail = 8192;
 
-void WriteAll(int fd, std::string_view data) {
-  while (!data.empty() && fd >= 0) {
-    ssize_t n = write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return;  // disk full or similar: the transcript is best effort, the run goes on
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-}
 }  // namespace
 
 WorkerRun::WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::string stdin_data,
@@ -47,16 +37,13 @@ WorkerRun::WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::strin
       out_redactor_(secrets),
       err_redactor_(secrets) {
   if (child.pidfd >= 0) pidfd_.assign(child.pidfd);
-  transcript_fd_ = open(transcript_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  stdout_fd_ = open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  transcript_.Open(transcript_path, limits_.log_cap_bytes);
+  stdout_log_.Open(stdout_path, limits_.log_cap_bytes);
   last_output_ = std::chrono::steady_clock::now();
   last_activity_ = last_output_;
 }
 
-WorkerRun::~WorkerRun() {
-  if (transcript_fd_ >= 0) close(transcript_fd_);
-  if (stdout_fd_ >= 0) close(stdout_fd_);
-}
+WorkerRun::~WorkerRun() = default;
 
 void WorkerRun::Start() {
   WriteStdin();
@@ -97,9 +84,9 @@ void WorkerRun::WriteStdin() {
 void WorkerRun::Append(bool is_stdout, std::string_view data) {
   std::string clean = is_stdout ? out_redactor_.Feed(data) : err_redactor_.Feed(data);
   if (clean.empty()) return;
-  WriteAll(transcript_fd_, clean);
+  transcript_.Append(clean);
   if (is_stdout) {
-    WriteAll(stdout_fd_, clean);
+    stdout_log_.Append(clean);
     if (cb_.on_stdout) cb_.on_stdout(clean);
   } else {
     outcome_.stderr_tail += clean;
@@ -132,9 +119,9 @@ void WorkerRun::OnStreamEnd(bool is_stdout) {
   --open_streams_;
   std::string tail = is_stdout ? out_redactor_.Finish() : err_redactor_.Finish();
   if (!tail.empty()) {
-    WriteAll(transcript_fd_, tail);
+    transcript_.Append(tail);
     if (is_stdout) {
-      WriteAll(stdout_fd_, tail);
+      stdout_log_.Append(tail);
       if (cb_.on_stdout) cb_.on_stdout(tail);
     } else {
       outcome_.stderr_tail += tail;
@@ -282,7 +269,8 @@ void WorkerRun::MaybeFinish() {
   kill_timer_.cancel();
   eof_timer_.cancel();
   poll_timer_.cancel();
-  if (transcript_fd_ >= 0) fsync(transcript_fd_);
+  transcript_.Close();
+  stdout_log_.Close();
   if (cb_.on_finished) {
     auto cb = std::move(cb_.on_finished);
     cb(outcome_);

@@ -5,8 +5,9 @@
 // The leader is reaped only then: until it is, its zombie pins the process group id, so
 // signalling the group can never reach a recycled group. If the worker exits but a descendant keeps the pipes open, the rest of the process
 // group is killed after eof_grace. Output is redacted and appended to the transcript file
-// (stdout and stderr interleaved as they arrive) and stdout alone to stdout.log; memory use is
-// bounded whatever the output size. Timeouts: hard (SIGTERM to the group, SIGKILL after
+// (stdout and stderr interleaved as they arrive) and stdout alone to stdout.log, each capped
+// on disk (CappedLog: head + tail, stitched after the run); memory use is bounded whatever
+// the output size. Timeouts: hard (SIGTERM to the group, SIGKILL after
 // kill_grace), idle (no output and no activity noted for idle_timeout → on_idle, once per
 // silence) and idle kill (the same for idle_kill). Activity is judged by the caller (the
 // service layer samples /proc off the loop) and reported with NoteActivity().
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/capped_log.h"
 #include "exec/child_process.h"
 #include "exec/redactor.h"
 #include "exec/run_types.h"
@@ -69,7 +71,7 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   boost::asio::posix::stream_descriptor stdin_, stdout_, stderr_, pidfd_;
   boost::asio::steady_timer hard_timer_, idle_timer_, kill_timer_, eof_timer_, poll_timer_;
   StreamRedactor out_redactor_, err_redactor_;
-  int transcript_fd_ = -1, stdout_fd_ = -1;
+  CappedLog transcript_, stdout_log_;
   char out_buf_[16384], err_buf_[16384];
   Phase phase_ = Phase::kRunning;
   int open_streams_ = 2;  // stdout and stderr until each reaches EOF

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "common/utf8.h"
+#include "exec/capped_log.h"
 #include "exec/worktree_check.h"
 
 namespace conclave::service {
@@ -71,6 +72,9 @@ CompletionFacts GatherFacts(const CompletionSnapshot& snap, const exec::RunOutco
                             double probed_cost, exec::CommandRunner& commands) {
   CompletionFacts f;
   const exec::Profile* p = snap.profile ? &*snap.profile : nullptr;
+  // A capped log's kept tail goes back behind its head before anyone reads it.
+  (void)exec::StitchCappedLog(snap.dispatch_dir + "/transcript.log", snap.log_cap_bytes);
+  (void)exec::StitchCappedLog(snap.dispatch_dir + "/stdout.log", snap.log_cap_bytes);
   std::string stdout_text = ReadTail(snap.dispatch_dir + "/stdout.log", kMaxParsedStdout);
   f.parsed = exec::ParseCliOutput(p ? p->parser : "text", stdout_text, outcome.stderr_tail,
                                   outcome.exit_code);

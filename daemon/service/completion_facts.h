@@ -29,6 +29,7 @@ struct CompletionSnapshot {
   std::string terminal_cwd;
   std::string dispatch_dir;
   int64_t now_ms = 0;
+  int64_t log_cap_bytes = 0;  // the cap the run's logs were written with (stitched first)
 };
 
 struct CompletionFacts {

@@ -43,6 +43,7 @@ void RunCompletion::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o
   }
   snap.dispatch_dir = core_.DispatchDir(dispatch_id);
   snap.now_ms = core_.clock.NowMs();
+  snap.log_cap_bytes = int64_t{core_.config.transcript_cap_mib} << 20;
   ++pending_;
   // Reading and parsing up to 8 MiB and running git must not hold the loop.
   boost::asio::post(core_.helpers, [this, snap, outcome, probed_cost, dispatch_id, finish] {

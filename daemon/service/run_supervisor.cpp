@@ -71,6 +71,7 @@ exec::RunLimits RunSupervisor::LimitsFor(const domain::Dispatch& d, const exec::
                                           : std::chrono::milliseconds(0);
   limits.kill_grace = std::chrono::milliseconds(core_.config.kill_grace_ms);
   limits.eof_grace = std::chrono::milliseconds(core_.config.eof_grace_ms);
+  limits.log_cap_bytes = int64_t{core_.config.transcript_cap_mib} << 20;
   return limits;
 }
 

@@ -1,0 +1,133 @@
+#include "exec/capped_log.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <system_error>
+
+namespace conclave::exec {
+namespace {
+
+void WriteAll(int fd, std::string_view data) {
+  while (!data.empty() && fd >= 0) {
+    ssize_t n = write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;  // disk full or similar: best effort, the run goes on
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+int OpenAppend(const std::string& path, bool truncate) {
+  return open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : O_APPEND),
+              0600);
+}
+
+}  // namespace
+
+std::string TailSegmentPath(const std::string& path, int64_t n) {
+  return path + ".tail." + std::to_string(n);
+}
+
+CappedLog::~CappedLog() { Close(); }
+
+bool CappedLog::Open(const std::string& path, int64_t cap_bytes) {
+  Close();
+  path_ = path;
+  cap_ = cap_bytes > 0 ? std::max<int64_t>(cap_bytes, 4096) : 0;
+  head_limit_ = cap_ / 2;
+  segment_limit_ = cap_ / 4;
+  fd_ = OpenAppend(path, false);
+  if (fd_ >= 0) head_ = lseek(fd_, 0, SEEK_END);  // a re-opened log goes on after its head
+  if (head_ < 0) head_ = 0;
+  total_ = head_;
+  return fd_ >= 0;
+}
+
+void CappedLog::Append(std::string_view data) {
+  total_ += static_cast<int64_t>(data.size());
+  if (cap_ == 0 || head_ < head_limit_) {
+    size_t n = cap_ == 0 ? data.size()
+                         : std::min<size_t>(data.size(), static_cast<size_t>(head_limit_ - head_));
+    WriteAll(fd_, data.substr(0, n));
+    head_ += static_cast<int64_t>(n);
+    data.remove_prefix(n);
+  }
+  if (!data.empty()) AppendTail(data);
+}
+
+void CappedLog::AppendTail(std::string_view data) {
+  while (!data.empty()) {
+    if (tail_fd_ < 0 || segment_bytes_ >= segment_limit_) {
+      if (tail_fd_ >= 0) close(tail_fd_);
+      ++segment_;
+      // Only the newest two segments are kept: the one before the previous goes.
+      if (segment_ >= 2) unlink(TailSegmentPath(path_, segment_ - 2).c_str());
+      tail_fd_ = OpenAppend(TailSegmentPath(path_, segment_), true);
+      segment_bytes_ = 0;
+    }
+    size_t n = std::min<size_t>(data.size(), static_cast<size_t>(segment_limit_ - segment_bytes_));
+    WriteAll(tail_fd_, data.substr(0, n));
+    segment_bytes_ += static_cast<int64_t>(n);
+    data.remove_prefix(n);
+  }
+}
+
+void CappedLog::Close() {
+  if (fd_ >= 0) close(fd_);
+  if (tail_fd_ >= 0) close(tail_fd_);
+  fd_ = tail_fd_ = -1;
+}
+
+Status StitchCappedLog(const std::string& path, int64_t cap_bytes) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p(path);
+  const std::string prefix = p.filename().string() + ".tail.";
+  std::map<int64_t, fs::path> segments;
+  for (const auto& e : fs::directory_iterator(p.parent_path(), ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    std::string digits = name.substr(prefix.size());
+    if (digits.empty() || digits.size() > 12 ||
+        digits.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    int64_t n = 0;
+    for (char c : digits) n = n * 10 + (c - '0');
+    segments[n] = e.path();
+  }
+  if (segments.empty()) return Status::Ok();
+  cap_bytes = std::max<int64_t>(cap_bytes, 4096);
+  const int64_t segment_limit = cap_bytes / 4;
+  // Segments before the first kept one were full when they were dropped.
+  const int64_t cut = segments.begin()->first * segment_limit;
+  int fd = OpenAppend(path, false);
+  if (fd < 0) return Internal("open " + path + ": " + std::strerror(errno));
+  int64_t head = lseek(fd, 0, SEEK_END);
+  int64_t kept = 0;
+  for (const auto& [n, seg] : segments) kept += static_cast<int64_t>(fs::file_size(seg, ec));
+  if (cut > 0) {
+    WriteAll(fd, "\n[conclave: " + std::to_string(cut) +
+                     " bytes of output cut here; the log keeps its first " + std::to_string(head) +
+                     " and last " + std::to_string(kept) + " bytes (cap " +
+                     std::to_string(cap_bytes) + ")]\n");
+  }
+  for (const auto& [n, seg] : segments) {
+    int in = open(seg.c_str(), O_RDONLY | O_CLOEXEC);
+    if (in < 0) continue;
+    char buf[65536];
+    for (ssize_t r; (r = read(in, buf, sizeof buf)) > 0;) WriteAll(fd, std::string_view(buf, r));
+    close(in);
+  }
+  close(fd);
+  for (const auto& [n, seg] : segments) fs::remove(seg, ec);
+  return Status::Ok();
+}
+
+}  // namespace conclave::exec
