@@ -95,6 +95,16 @@ void AddMessagingCommands(CLI::App& app, Options& opts, int* rc) {
       if (sp.cap_usd() > 0) std::cout << " of $" << sp.cap_usd();
       std::cout << "\n";
     }
+    const auto& disk = r.disk();
+    auto mib = [](int64_t b) { return std::to_string((b + (1 << 19)) >> 20) + " MiB"; };
+    if (disk.measured_unix_ms() > 0) {
+      std::cout << "disk       " << mib(disk.state_bytes()) << " used (dispatches "
+                << mib(disk.dispatch_bytes()) << ", database " << mib(disk.database_bytes())
+                << "), " << mib(disk.free_bytes()) << " free; measured "
+                << FormatTime(disk.measured_unix_ms()) << "\n";
+    } else {
+      std::cout << "disk       not measured yet\n";
+    }
   });
 
   // handle register / list

@@ -282,6 +282,14 @@ void ToProto(const service::StatusView& s, v1::StatusReply* out) {
     p->set_until_unix_ms(c.until_ms);
     p->set_reason(c.reason);
   }
+  auto* disk = out->mutable_disk();
+  disk->set_state_bytes(s.disk.state_bytes);
+  disk->set_dispatch_bytes(s.disk.dispatch_bytes);
+  disk->set_database_bytes(s.disk.database_bytes);
+  disk->set_free_bytes(s.disk.free_bytes);
+  disk->set_measured_unix_ms(s.disk.measured_ms);
+  disk->set_removed_dispatch_dirs(s.disk.removed_dispatch_dirs);
+  disk->set_removed_messages(s.disk.removed_messages);
   for (const auto& line : s.spend) {
     auto* p = out->add_spend();
     p->set_cap(line.cap);

@@ -115,7 +115,8 @@ Status ApplyText(std::string_view text, const std::string& file, Config& c) {
     const auto& r = j["retention"];
     for (Status s : {Read(r, "dispatch_days", c.retention.dispatch_days, file),
                      Read(r, "heartbeat_days", c.retention.heartbeat_days, file),
-                     Read(r, "read_message_days", c.retention.read_message_days, file)}) {
+                     Read(r, "read_message_days", c.retention.read_message_days, file),
+                     Read(r, "interval_s", c.retention.interval_s, file)}) {
       if (!s.ok()) return s;
     }
   }
@@ -259,11 +260,16 @@ StatusOr<Config> Finish(Config c, const Flags& flags) {
   if (c.transcript_cap_mib < 0 || c.transcript_cap_mib > 1 << 20) {
     return InvalidArgument("config: transcript_cap_mib must be between 0 (no cap) and 1048576");
   }
-  for (auto [name, v] : {std::pair<const char*, int>{"dispatch_days", c.retention.dispatch_days},
-                         {"heartbeat_days", c.retention.heartbeat_days},
-                         {"read_message_days", c.retention.read_message_days}}) {
-    if (v < 0) return InvalidArgument(std::string("retention.") + name + ": must not be negative (0 = keep)");
+  for (auto [name, v] :
+       {std::pair<const char*, double>{"dispatch_days", c.retention.dispatch_days},
+        {"heartbeat_days", c.retention.heartbeat_days},
+        {"read_message_days", c.retention.read_message_days}}) {
+    if (!(v >= 0 && v <= 36500)) {
+      return InvalidArgument(std::string("retention.") + name +
+                             ": must be between 0 (keep for ever) and 36500 days");
+    }
   }
+  if (c.retention.interval_s < 1) return InvalidArgument("retention.interval_s: must be >= 1");
   if (c.review.round_timeout_s < 1) return InvalidArgument("review.round_timeout_s: must be >= 1");
   if (c.review.round_max_attempts < 1) {
     return InvalidArgument("review.round_max_attempts: must be >= 1");

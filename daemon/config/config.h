@@ -44,11 +44,12 @@ struct FlowConfig {
   int max_parallel_writers = 3;  // implement steps running at once (seed 001's wave size)
 };
 
-// What the daemon deletes by itself, once an hour (0 = keep for ever).
+// What the daemon deletes by itself, every interval_s (days may be fractional; 0 = keep).
 struct RetentionConfig {
-  int dispatch_days = 30;      // dispatch directories (transcripts) of finished dispatches
-  int heartbeat_days = 7;      // heartbeat messages
-  int read_message_days = 90;  // messages that were read
+  double dispatch_days = 30;      // dispatch directories (transcripts) of finished dispatches
+  double heartbeat_days = 7;      // heartbeat messages
+  double read_message_days = 90;  // messages that were read
+  int interval_s = 3600;          // between passes (the first runs at start)
 };
 
 struct Config {

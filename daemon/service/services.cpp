@@ -28,7 +28,8 @@ Services::Services(Core& c)
       review_rounds(c, review_store, round_launcher, review_verdicts),
       reviews(c, review_store, review_rounds, review_verdicts, review_workspace),
       flows(c, flow_store, tasks, scheduler, reviews),
-      doctor(c) {
+      doctor(c),
+      retention(c) {
   messaging.Connect(&reports, &runs, &callers);
   terminals.Connect(&runs);
   tasks.Connect(&runs, &callers);
@@ -50,10 +51,12 @@ void Services::Start() {
   recovery.Run();
   review_rounds.Resume();
   flows.Resume();
+  retention.Start();
 }
 
 void Services::Stop(std::function<void()> done) {
   scheduler.Stop();
+  retention.Stop();
   core.bus.ExpireAll();
   reviews.ExpireWaiters();
   flows.ExpireWaiters();
@@ -93,6 +96,7 @@ StatusView Services::Status() {
   s.counts = Counts();
   for (const auto& c : scheduler.Cooldowns()) s.cooldowns.push_back({c.profile, c.until_ms, c.reason});
   s.spend = budgets.Lines();
+  s.disk = retention.disk();
   return s;
 }
 

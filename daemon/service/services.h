@@ -17,6 +17,7 @@
 #include "service/gate_service.h"
 #include "service/messaging_service.h"
 #include "service/recovery.h"
+#include "service/retention.h"
 #include "service/review_round_launcher.h"
 #include "service/review_rounds.h"
 #include "service/review_service.h"
@@ -58,6 +59,7 @@ struct StatusView {
   std::map<std::string, int64_t> counts;
   std::vector<CooldownView> cooldowns;
   std::vector<BudgetGuard::Line> spend;
+  DiskView disk;
 };
 
 struct Services {
@@ -85,6 +87,7 @@ struct Services {
   ReviewService reviews;
   FlowService flows;
   Doctor doctor;
+  Retention retention;
 
   // Startup, before serving: built-in handles, crash recovery, reviews that advanced offline.
   void Start();

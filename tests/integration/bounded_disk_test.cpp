@@ -67,3 +67,29 @@ TEST_CASE("a worker printing past transcript_cap_mib keeps head and tail, and it
   auto r = d.Cli({"terminal", "read", "w1", "--cursor", std::to_string((1 << 19) - 64)});
   CHECK(r.out.find("bytes of output cut here") != std::string::npos);
 }
+
+TEST_CASE("retention removes old dispatch directories by itself and status shows disk use",
+          "[disk]") {
+  DaemonFixture d;
+  // About 1.7 s: old enough soon after the run; a pass every second.
+  StartWith(d, {{"retention", {{"dispatch_days", 0.00002}, {"interval_s", 1}}}});
+  json m = Run(d, "FAKE: spew 300000\n");
+  std::string dir = d.state_dir() + "/dispatches/" + m["dispatch_id"].get<std::string>();
+  REQUIRE(fs::exists(dir + "/transcript.log"));
+  CHECK(conclave::testing::WaitFor([&] { return !fs::exists(dir); }, std::chrono::seconds(30)));
+  json status;
+  CHECK(conclave::testing::WaitFor(
+      [&] {
+        status = d.CliJson({"status"});
+        return status.contains("disk") &&
+               std::stoll(status["disk"].value("removed_dispatch_dirs", std::string("0"))) >= 1;
+      },
+      std::chrono::seconds(30)));
+  INFO(status.dump());
+  const auto& disk = status["disk"];
+  int64_t db_size = static_cast<int64_t>(fs::file_size(d.state_dir() + "/conclave.db"));
+  CHECK(std::stoll(disk["state_bytes"].get<std::string>()) >= db_size);
+  CHECK(std::stoll(disk["free_bytes"].get<std::string>()) > 0);
+  auto human = d.Cli({"status"});
+  CHECK(human.out.find("MiB used") != std::string::npos);
+}

@@ -16,6 +16,7 @@
 #include "store/message_store.h"
 #include "store/migrations.h"
 #include "store/report_store.h"
+#include "store/retention_store.h"
 #include "store/review_store.h"
 #include "store/spend_store.h"
 #include "store/task_store.h"
@@ -149,7 +150,13 @@ void ExerciseEveryQuery(store::Database& db) {
 
   store::ReportStore report(db);
   report.DispatchReliability(0);
+  report.ReviewerDispatchReliability(0);
   report.MalformedRounds(0);
+
+  store::RetentionStore retention(db);
+  retention.LastSeqBefore(1, 100);
+  retention.DeleteMessages(5, 3, 100);
+  retention.DispatchesAfter(0, 10);
 
   store::CooldownStore cooldowns(db);
   cooldowns.Put({"p", 5, "rate limited"});

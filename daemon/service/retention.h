@@ -1,0 +1,56 @@
+// Retention: what the daemon deletes by itself, and how much disk it uses. A pass runs at
+// start and then every retention.interval_s: heartbeats older than heartbeat_days and read
+// messages older than read_message_days leave the log (in bounded writes, so other work
+// interleaves); the directories of dispatches finished more than dispatch_days ago are
+// removed; then the state directory's size and the filesystem's free space are measured.
+// Deleting files and measuring run on the helper pool, never on the loop; `conclave status`
+// shows the last measurement. 0 days = keep for ever.
+// Loop thread only (the pool work touches only paths it was given).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "common/clock.h"
+#include "service/core.h"
+#include "store/retention_store.h"
+
+namespace conclave::service {
+
+struct DiskView {
+  int64_t state_bytes = 0;      // everything under the state directory
+  int64_t dispatch_bytes = 0;   // of which dispatch directories (transcripts)
+  int64_t database_bytes = 0;   // of which the database, its WAL and shared memory
+  int64_t free_bytes = 0;       // available to the daemon on the state directory's filesystem
+  int64_t measured_ms = 0;      // 0: not measured yet
+  int64_t removed_dispatch_dirs = 0, removed_messages = 0;  // since the daemon started
+};
+
+class Retention {
+ public:
+  explicit Retention(Core& core) : core_(core), store_(core.db) {}
+
+  // A pass now, then one every interval.
+  void Start();
+  void Stop();
+  // One pass; done (optional) runs on the loop once it is over. Asked for while a pass runs,
+  // it is one more pass after that one.
+  void RunPass(std::function<void()> done = nullptr);
+  const DiskView& disk() const { return disk_; }
+
+ private:
+  void DeleteMessages(int64_t heartbeat_upto, int64_t read_upto, std::function<void()> then);
+  void OffLoop(std::vector<int64_t> dirs, std::function<void()> done);
+
+  Core& core_;
+  store::RetentionStore store_;
+  DiskView disk_;
+  int64_t swept_dispatch_id_ = 0;  // every dispatch up to this id was swept
+  bool running_ = false, stopped_ = false;
+  std::vector<std::function<void()>> again_;  // asked for during a pass: one more after it
+  std::shared_ptr<Alarm> next_;
+};
+
+}  // namespace conclave::service
