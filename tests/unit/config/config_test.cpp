@@ -1,6 +1,9 @@
 // Tests for the daemon's config file (config/config.cpp) on bad values: what fuzz_config
 // (tests/fuzz) turned up. A float beyond int's range was an undefined conversion.
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+#include <string>
 
 #include "config/config.h"
 
@@ -81,4 +84,47 @@ TEST_CASE("config: liveness thresholds have stated defaults, are read, and must 
   auto bad = LoadConfigFromJson(R"({"state_dir":"/tmp/x","liveness_cpu_ms":-1})", "c.json", Flags{});
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().message().find("liveness_cpu_ms") != std::string::npos);
+}
+
+TEST_CASE("config: transcript cap and retention have stated defaults, are read and checked",
+          "[config][retention]") {
+  auto d = LoadConfigFromJson(R"({"state_dir":"/tmp/x"})", "c.json", Flags{});
+  REQUIRE(d.ok());
+  CHECK(d->transcript_cap_mib == 64);
+  CHECK(d->retention.dispatch_days == 30);
+  CHECK(d->retention.heartbeat_days == 7);
+  CHECK(d->retention.read_message_days == 90);
+  CHECK(d->retention.interval_s == 3600);
+  auto set = LoadConfigFromJson(
+      R"({"state_dir":"/tmp/x","transcript_cap_mib":0,
+          "retention":{"dispatch_days":0.5,"heartbeat_days":0,"interval_s":60}})",
+      "c.json", Flags{});
+  REQUIRE(set.ok());
+  CHECK(set->transcript_cap_mib == 0);
+  CHECK(set->retention.dispatch_days == 0.5);
+  CHECK(set->retention.heartbeat_days == 0);
+  CHECK(set->retention.interval_s == 60);
+  for (const char* bad : {R"({"state_dir":"/tmp/x","retention":{"heartbeat_days":-1}})",
+                          R"({"state_dir":"/tmp/x","retention":{"interval_s":0}})",
+                          R"({"state_dir":"/tmp/x","retention":{"dispatch_days":"a week"}})",
+                          R"({"state_dir":"/tmp/x","transcript_cap_mib":-5})"}) {
+    INFO(bad);
+    auto r = LoadConfigFromJson(bad, "c.json", Flags{});
+    REQUIRE_FALSE(r.ok());
+    bool named = r.status().message().find("retention") != std::string::npos ||
+                 r.status().message().find("transcript_cap_mib") != std::string::npos ||
+                 r.status().message().find("dispatch_days") != std::string::npos;
+    CHECK(named);
+  }
+}
+
+TEST_CASE("config: the shipped example config loads", "[config]") {
+  std::ifstream in(std::string(CONCLAVE_SOURCE_DIR) + "/deploy/config.example.json");
+  REQUIRE(in.good());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto c = LoadConfigFromJson(ss.str(), "config.example.json", Flags{});
+  INFO(c.status().message());
+  REQUIRE(c.ok());
+  CHECK(c->transcript_cap_mib == 64);
 }
