@@ -35,8 +35,9 @@ class ServiceHarness {
   Status Dispatch(int64_t task_id, const std::string& to);
 
   // Runs the loop until cond holds (helper-pool work included); false after `max_ms` of real
-  // time without it (a bound against hangs, not a synchronisation sleep).
-  bool RunUntil(const std::function<bool()>& cond, int max_ms = 5000);
+  // time without it (a bound against hangs, not a synchronisation sleep; generous, as a
+  // loaded 2-core CI machine runs these beside the integration tests).
+  bool RunUntil(const std::function<bool()>& cond, int max_ms = 20000);
   // Runs everything that is ready now.
   void Settle();
 
