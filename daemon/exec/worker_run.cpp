@@ -1,11 +1,13 @@
 #include "exec/worker_run.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <boost/asio/write.hpp>
 
 #include "exec/child_registry.h"
@@ -47,10 +49,25 @@ WorkerRun::WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::strin
       out_redactor_(secrets),
       err_redactor_(secrets) {
   if (child.pidfd >= 0) pidfd_.assign(child.pidfd);
-  transcript_fd_ = open(transcript_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  stdout_fd_ = open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  transcript_path_ = std::move(transcript_path);
+  stdout_path_ = std::move(stdout_path);
   last_output_ = std::chrono::steady_clock::now();
   last_activity_ = last_output_;
+}
+
+void WorkerRun::OpenFiles() {
+  if (files_opened_) return;
+  files_opened_ = true;
+  // The dispatch directory exists already when the plan needed it before the spawn.
+  std::string dir = std::filesystem::path(transcript_path_).parent_path();
+  if (mkdir(dir.c_str(), 0700) != 0 && errno == ENOENT) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(dir).parent_path(), ec);
+    mkdir(dir.c_str(), 0700);
+  }
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW;
+  transcript_fd_ = open(transcript_path_.c_str(), kFlags, 0600);
+  stdout_fd_ = open(stdout_path_.c_str(), kFlags, 0600);
 }
 
 WorkerRun::~WorkerRun() {
@@ -97,6 +114,7 @@ void WorkerRun::WriteStdin() {
 void WorkerRun::Append(bool is_stdout, std::string_view data) {
   std::string clean = is_stdout ? out_redactor_.Feed(data) : err_redactor_.Feed(data);
   if (clean.empty()) return;
+  OpenFiles();
   WriteAll(transcript_fd_, clean);
   if (is_stdout) {
     WriteAll(stdout_fd_, clean);
@@ -132,6 +150,7 @@ void WorkerRun::OnStreamEnd(bool is_stdout) {
   --open_streams_;
   std::string tail = is_stdout ? out_redactor_.Finish() : err_redactor_.Finish();
   if (!tail.empty()) {
+    OpenFiles();
     WriteAll(transcript_fd_, tail);
     if (is_stdout) {
       WriteAll(stdout_fd_, tail);

@@ -5,6 +5,7 @@
 // The leader is reaped only then: until it is, its zombie pins the process group id, so
 // signalling the group can never reach a recycled group. If the worker exits but a descendant keeps the pipes open, the rest of the process
 // group is killed after eof_grace. Output is redacted and appended to the transcript file
+// (created with the first output byte, with the dispatch directory if missing)
 // (stdout and stderr interleaved as they arrive) and stdout alone to stdout.log; memory use is
 // bounded whatever the output size. Timeouts: hard (SIGTERM to the group, SIGKILL after
 // kill_grace), idle (no output and no activity noted for idle_timeout → on_idle, once per
@@ -69,6 +70,11 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   boost::asio::posix::stream_descriptor stdin_, stdout_, stderr_, pidfd_;
   boost::asio::steady_timer hard_timer_, idle_timer_, kill_timer_, eof_timer_, poll_timer_;
   StreamRedactor out_redactor_, err_redactor_;
+  // Opened (and the dispatch directory made) with the first output byte: a silent run
+  // creates no files.
+  void OpenFiles();
+  std::string transcript_path_, stdout_path_;
+  bool files_opened_ = false;
   int transcript_fd_ = -1, stdout_fd_ = -1;
   char out_buf_[16384], err_buf_[16384];
   Phase phase_ = Phase::kRunning;
