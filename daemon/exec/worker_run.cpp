@@ -46,8 +46,8 @@ WorkerRun::WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::strin
       kill_timer_(io),
       eof_timer_(io),
       poll_timer_(io),
-      out_redactor_(secrets),
-      err_redactor_(secrets) {
+      out_redactor_(std::move(secrets)),
+      err_redactor_(out_redactor_) {  // the same forms: computed once
   if (child.pidfd >= 0) pidfd_.assign(child.pidfd);
   transcript_path_ = std::move(transcript_path);
   stdout_path_ = std::move(stdout_path);
