@@ -43,7 +43,8 @@ StatusOr<exec::LaunchPlan> RunSupervisor::Plan(const domain::Dispatch& d, const 
   req.state_dir = core_.config.state_dir;
   req.config_file = core_.config.config_file;
   req.token = token;
-  req.brief = exec::RenderBrief(core_.config.profiles_dir, p.template_name, b);
+  req.brief = p.template_text ? exec::RenderBriefWith(p.template_text, b)
+                              : exec::RenderBrief(core_.config.profiles_dir, p.template_name, b);
   req.task_id = d.task_id;
   req.dispatch_id = d.id;
   req.budget_usd = d.budget_usd;
