@@ -298,6 +298,7 @@ std::vector<Liveness> RunSupervisor::LivenessOf(const std::vector<int64_t>& task
       auto it = runs_.find(d.id);
       if (it != runs_.end()) {
         l.process_alive = !it->second.run->finished();
+        l.pid = it->second.run->pid();
         l.last_output_age_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                    now - it->second.run->last_output())
                                    .count();

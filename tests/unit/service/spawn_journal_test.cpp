@@ -34,6 +34,9 @@ TEST_CASE("a short run's pid is journaled at the spawn and stored with its outco
   CHECK(h.Commits() == before + 1);  // the dispatch and its move to running, together
   auto d = h.Dispatches(t).back();
   CHECK(d.pid == 0);  // not committed on its own...
+  auto shown = h.services->tasks.Get(t);  // ...though `task show` has it from the live run
+  REQUIRE(shown.ok());
+  CHECK(shown->dispatches.back().pid == running[0]->run->pid());
   auto journal = exec::ReadSpawnJournal(h.JournalPath());
   REQUIRE(journal.count(d.id) == 1);  // ...but findable by recovery
   CHECK(journal[d.id].pid == running[0]->run->pid());
