@@ -41,6 +41,9 @@ nlohmann::json FindingsSchema() {
           {"properties", {{"findings", {{"type", "array"}, {"items", item}}}}}};
 }
 
-std::string FindingsSchemaText() { return FindingsSchema().dump(); }
+const std::string& FindingsSchemaText() {
+  static const std::string kText = FindingsSchema().dump();  // constant: built once
+  return kText;
+}
 
 }  // namespace conclave::domain

@@ -12,7 +12,7 @@
 namespace conclave::domain {
 
 nlohmann::json FindingsSchema();
-// FindingsSchema() as compact JSON text (what ${findings_schema} expands to).
-std::string FindingsSchemaText();
+// FindingsSchema() as compact JSON text (what ${findings_schema} expands to), built once.
+const std::string& FindingsSchemaText();
 
 }  // namespace conclave::domain

@@ -157,18 +157,24 @@ std::string RenderTemplate(const std::string& tmpl, const BriefInput& in) {
   return out;
 }
 
+std::optional<std::string> ReadBriefTemplate(const std::string& profiles_dir,
+                                             const std::string& template_name) {
+  if (template_name.empty()) return std::nullopt;
+  std::ifstream f(profiles_dir + "/templates/" + template_name + ".tmpl");
+  if (!f) return std::nullopt;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
 std::string RenderBrief(const std::string& profiles_dir, const std::string& template_name,
                         const BriefInput& in) {
-  if (template_name.empty() && in.review) return domain::RenderPlainBrief(*in.review);
-  if (!template_name.empty()) {
-    std::ifstream f(profiles_dir + "/templates/" + template_name + ".tmpl");
-    if (f) {
-      std::stringstream ss;
-      ss << f.rdbuf();
-      return RenderTemplate(ss.str(), in);
-    }
-    if (in.review) return domain::RenderPlainBrief(*in.review);
-  }
+  return RenderBriefWith(ReadBriefTemplate(profiles_dir, template_name), in);
+}
+
+std::string RenderBriefWith(const std::optional<std::string>& template_text, const BriefInput& in) {
+  if (template_text) return RenderTemplate(*template_text, in);
+  if (in.review) return domain::RenderPlainBrief(*in.review);
   std::string out = in.brief;
   if (!out.empty() && out.back() != '\n') out += '\n';
   if (!in.hypothesis.empty()) out += "\nHYPOTHESIS: " + in.hypothesis + "\n";

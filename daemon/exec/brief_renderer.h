@@ -42,6 +42,11 @@ std::map<std::string, std::string> ParseBriefSections(const std::string& brief);
 
 std::string RenderBrief(const std::string& profiles_dir, const std::string& template_name,
                         const BriefInput& in);
+// The same with the template's text already read (nullopt: no template, or none readable).
+std::string RenderBriefWith(const std::optional<std::string>& template_text, const BriefInput& in);
+// PROFILES_DIR/templates/<name>.tmpl, nullopt when the name is empty or the file unreadable.
+std::optional<std::string> ReadBriefTemplate(const std::string& profiles_dir,
+                                             const std::string& template_name);
 
 // Renders a template text (exposed for tests).
 std::string RenderTemplate(const std::string& tmpl, const BriefInput& in);

@@ -24,7 +24,7 @@ void WriteAll(int fd, std::string_view data) {
 }
 
 int OpenAppend(const std::string& path, bool truncate) {
-  return open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : O_APPEND),
+  return open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (truncate ? O_TRUNC : O_APPEND),
               0600);
 }
 

@@ -57,11 +57,12 @@ GitHead ReadGitHead(const std::string& dir) {
   fs::path gitdir;
   for (int depth = 0; depth < 256; ++depth) {
     fs::path dotgit = cur / ".git";
-    if (fs::is_directory(dotgit, ec)) {
+    fs::file_status st = fs::status(dotgit, ec);  // one stat per level
+    if (fs::is_directory(st)) {
       gitdir = dotgit;
       break;
     }
-    if (fs::is_regular_file(dotgit, ec)) {
+    if (fs::is_regular_file(st)) {
       auto line = FirstLine(dotgit);  // "gitdir: <path>" (a linked worktree or submodule)
       if (!line || line->rfind("gitdir: ", 0) != 0) return out;
       gitdir = Resolve(cur, line->substr(8));

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <string_view>
 
 #include "domain/findings_schema.h"
 
@@ -145,6 +146,24 @@ Status BuildArgv(const LaunchRequest& req, const TemplateContext& ctx, LaunchPla
   return Status::Ok();
 }
 
+// Whether any template of p names `var` (${BRIEF_FILE}, ${DISPATCH_DIR}, ...).
+bool Mentions(const Profile& p, std::string_view var) {
+  auto in = [&](const std::string& t) { return t.find(var) != std::string::npos; };
+  for (const auto* list : {&p.command, &p.brief_large_args, &p.budget_flag, &p.review_args,
+                           &p.schema_args, &p.readonly_args}) {
+    for (const auto& t : *list) {
+      if (in(t)) return true;
+    }
+  }
+  for (const auto& [k, v] : p.env) {
+    if (in(v)) return true;
+  }
+  for (const auto& [path, content] : p.files) {
+    if (in(path) || in(content)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<std::string> CredentialTokens(const std::string& content) {
@@ -189,7 +208,6 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   const auto& daemon_env = *req.daemon_env;
   const std::string& dir = req.dispatch_dir;
   LaunchPlan plan;
-  plan.dirs.push_back(dir);
   // Environment: an allow-list of the daemon's, then isolation, then the profile's, then
   // Conclave's for this dispatch.
   std::map<std::string, std::string> env = WorkerBaseEnv(p, daemon_env);
@@ -238,7 +256,15 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   }
   if (Status s = BuildArgv(req, ctx, plan); !s.ok()) return s;
   for (const auto& [k, v] : env) plan.spec.env.push_back(k + "=" + v);
-  plan.files.emplace_back(dir + "/brief.txt", req.brief);
+  // The rendered brief as a file only for a profile that names it: the worker gets the brief
+  // by stdin or argument otherwise, and the task's brief is in the store.
+  if (Mentions(p, "${BRIEF_FILE}")) plan.files.emplace_back(dir + "/brief.txt", req.brief);
+  // The dispatch directory only when something goes into it before the spawn or the worker is
+  // told where it is; the transcript and stdout.log are created with the first output
+  // (WorkerRun), so a run that prints nothing costs no directory and no files.
+  if (!plan.files.empty() || !plan.dirs.empty() || plan.sandboxed || Mentions(p, "DISPATCH_DIR")) {
+    plan.dirs.insert(plan.dirs.begin(), dir);
+  }
   plan.transcript_path = dir + "/transcript.log";
   plan.stdout_path = dir + "/stdout.log";
   return plan;

@@ -48,7 +48,9 @@ struct LaunchPlan {
   SpawnSpec spec;
   std::string stdin_data;
   std::vector<std::string> secrets;
-  std::vector<std::string> dirs;                            // created 0700 before the spawn
+  // Created 0700 before the spawn; the dispatch directory first, when anything needs it
+  // before the worker's first output.
+  std::vector<std::string> dirs;
   std::vector<std::pair<std::string, std::string>> files;  // written 0600 before the spawn
   std::vector<std::string> home_files_spec;                // the profile's "~/..." names
   std::vector<std::pair<std::string, std::string>> home_files;  // (real path, isolated path)

@@ -1,5 +1,7 @@
 #include "exec/profile.h"
 
+#include "exec/brief_renderer.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -223,6 +225,8 @@ ProfileSet LoadProfiles(const std::string& dir) {
       set.errors.push_back({f.string(), "name", "duplicate profile name '" + p->name + "'"});
       continue;
     }
+    // Rendering a brief must not read the template from disk per dispatch.
+    p->template_text = ReadBriefTemplate(dir, p->template_name);
     set.profiles.push_back(std::move(p.value()));
   }
   std::sort(set.profiles.begin(), set.profiles.end(),

@@ -35,6 +35,9 @@ struct Profile {
   bool isolate_home = false;
   std::string workdir = "terminal";  // "terminal": the terminal's cwd; "dispatch": a private dir
   std::string template_name;  // brief template under profiles/templates/, "" = plain
+  // The template's text, read once with the profile by LoadProfiles (nullopt when it could not
+  // be read then: each dispatch tries the file again).
+  std::optional<std::string> template_text;
   // How a brief larger than kMaxArgBriefBytes reaches a CLI whose "brief" is "arg" (the
   // kernel refuses one argument over 128 KiB with E2BIG): "" (not at all: such a dispatch
   // fails with a clear error), "stdin", or "args" (brief_large_args replace the brief

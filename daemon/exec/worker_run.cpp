@@ -1,11 +1,13 @@
 #include "exec/worker_run.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <boost/asio/write.hpp>
 
 #include "exec/child_registry.h"
@@ -34,13 +36,27 @@ WorkerRun::WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::strin
       kill_timer_(io),
       eof_timer_(io),
       poll_timer_(io),
-      out_redactor_(secrets),
-      err_redactor_(secrets) {
+      out_redactor_(std::move(secrets)),
+      err_redactor_(out_redactor_) {  // the same forms: computed once
   if (child.pidfd >= 0) pidfd_.assign(child.pidfd);
-  transcript_.Open(transcript_path, limits_.log_cap_bytes);
-  stdout_log_.Open(stdout_path, limits_.log_cap_bytes);
+  transcript_path_ = std::move(transcript_path);
+  stdout_path_ = std::move(stdout_path);
   last_output_ = std::chrono::steady_clock::now();
   last_activity_ = last_output_;
+}
+
+void WorkerRun::OpenFiles() {
+  if (files_opened_) return;
+  files_opened_ = true;
+  // The dispatch directory exists already when the plan needed it before the spawn.
+  std::string dir = std::filesystem::path(transcript_path_).parent_path();
+  if (mkdir(dir.c_str(), 0700) != 0 && errno == ENOENT) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(dir).parent_path(), ec);
+    mkdir(dir.c_str(), 0700);
+  }
+  transcript_.Open(transcript_path_, limits_.log_cap_bytes);
+  stdout_log_.Open(stdout_path_, limits_.log_cap_bytes);
 }
 
 WorkerRun::~WorkerRun() = default;
@@ -84,6 +100,7 @@ void WorkerRun::WriteStdin() {
 void WorkerRun::Append(bool is_stdout, std::string_view data) {
   std::string clean = is_stdout ? out_redactor_.Feed(data) : err_redactor_.Feed(data);
   if (clean.empty()) return;
+  OpenFiles();
   transcript_.Append(clean);
   if (is_stdout) {
     stdout_log_.Append(clean);
@@ -119,6 +136,7 @@ void WorkerRun::OnStreamEnd(bool is_stdout) {
   --open_streams_;
   std::string tail = is_stdout ? out_redactor_.Finish() : err_redactor_.Finish();
   if (!tail.empty()) {
+    OpenFiles();
     transcript_.Append(tail);
     if (is_stdout) {
       stdout_log_.Append(tail);

@@ -5,9 +5,10 @@
 // The leader is reaped only then: until it is, its zombie pins the process group id, so
 // signalling the group can never reach a recycled group. If the worker exits but a descendant keeps the pipes open, the rest of the process
 // group is killed after eof_grace. Output is redacted and appended to the transcript file
-// (stdout and stderr interleaved as they arrive) and stdout alone to stdout.log, each capped
-// on disk (CappedLog: head + tail, stitched after the run); memory use is bounded whatever
-// the output size. Timeouts: hard (SIGTERM to the group, SIGKILL after
+// (created with the first output byte, with the dispatch directory if missing; stdout and
+// stderr interleaved as they arrive) and stdout alone to stdout.log, each capped on disk
+// (CappedLog: head + tail, stitched after the run); memory use is bounded whatever the output
+// size. Timeouts: hard (SIGTERM to the group, SIGKILL after
 // kill_grace), idle (no output and no activity noted for idle_timeout → on_idle, once per
 // silence) and idle kill (the same for idle_kill). Activity is judged by the caller (the
 // service layer samples /proc off the loop) and reported with NoteActivity().
@@ -71,6 +72,11 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   boost::asio::posix::stream_descriptor stdin_, stdout_, stderr_, pidfd_;
   boost::asio::steady_timer hard_timer_, idle_timer_, kill_timer_, eof_timer_, poll_timer_;
   StreamRedactor out_redactor_, err_redactor_;
+  // Opened (and the dispatch directory made) with the first output byte: a silent run
+  // creates no files.
+  void OpenFiles();
+  std::string transcript_path_, stdout_path_;
+  bool files_opened_ = false;
   CappedLog transcript_, stdout_log_;
   char out_buf_[16384], err_buf_[16384];
   Phase phase_ = Phase::kRunning;

@@ -21,6 +21,19 @@
 
 namespace conclave::service {
 
+// Which process a run was and where a writer started: known at the spawn, written to the store
+// with the outcome when the run ended before they were committed on their own.
+struct LaunchRecord {
+  int pid = 0;
+  int64_t proc_start = 0;
+  std::string start_head;
+};
+inline void ApplyLaunchRecord(domain::Dispatch& d, const LaunchRecord& r) {
+  d.pid = r.pid;
+  d.proc_start = r.proc_start;
+  d.start_head = r.start_head;
+}
+
 // Read on the loop when the run finished.
 struct CompletionSnapshot {
   domain::Dispatch dispatch;

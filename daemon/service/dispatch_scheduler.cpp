@@ -122,7 +122,8 @@ void DispatchScheduler::Dispatch(const DispatchInput& in, Done<domain::Dispatch>
     return Status::Ok();
   });
   if (!s.ok()) return done(s);
-  StartAfterCommit(to_start);
+  // The reply goes out first: the client hears back once the dispatch is committed, not after
+  // the worker's spawn (queued behind it).
   core_.batcher.AfterCommit([this, new_id, done = std::move(done)](bool ok) {
     if (!ok) return done(core_.batcher.Refusal().ok() ? Unavailable("dispatch could not be committed")
                                                       : core_.batcher.Refusal());
@@ -130,6 +131,7 @@ void DispatchScheduler::Dispatch(const DispatchInput& in, Done<domain::Dispatch>
     if (!d) return done(Internal("dispatch vanished"));
     done(*d);
   });
+  StartAfterCommit(to_start);
 }
 
 std::vector<store::CooldownRecord> DispatchScheduler::Cooldowns() {

@@ -23,6 +23,7 @@ namespace conclave::service {
 struct Liveness {
   int64_t task_id = 0, dispatch_id = 0, last_output_age_ms = -1;
   bool process_alive = false;
+  int pid = 0;  // the run's process while it is supervised (0 when not)
   std::string state;
 };
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "exec/proc_info.h"
+#include "exec/spawn_journal.h"
 
 namespace conclave::service {
 using domain::DispatchState;
@@ -75,6 +76,15 @@ void Recovery::ReconcileTerminals() {
 
 void Recovery::Run() {
   auto running = core_.dispatches.InState(DispatchState::kRunning);
+  // A run whose pid had not reached the store yet is in the spawn journal.
+  auto journal = exec::ReadSpawnJournal(exec::SpawnJournalPath(core_.config.state_dir));
+  for (auto& d : running) {
+    auto it = journal.find(d.id);
+    if (d.pid == 0 && it != journal.end()) {
+      d.pid = it->second.pid;
+      d.proc_start = it->second.start_time;
+    }
+  }
   StopSurvivors(running);
   Status s = core_.batcher.Write([&]() -> Status {
     for (const auto& d : running) Requeue(d);

@@ -1,5 +1,6 @@
 // Recovery: at startup, what a previous run of the daemon left behind. Workers of dispatches
-// still running are found by pid + /proc start time (a recycled pid is never signalled) and
+// still running are found by pid + /proc start time (a recycled pid is never signalled; a pid
+// not yet in the store is taken from the spawn journal, exec/spawn_journal) and
 // their process groups stopped; those dispatches become interrupted (operational, never
 // counted) and are re-queued; terminals left busy are freed; a terminal whose profile is gone
 // is offline until it comes back. Loop thread only; runs before the server accepts calls.

@@ -19,7 +19,8 @@ std::string Dump(const nlohmann::json& j) {
 }  // namespace
 
 void RunCompletion::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& outcome,
-                                  double probed_cost, std::function<void()> recorded) {
+                                  double probed_cost, std::function<void()> recorded,
+                                  std::optional<LaunchRecord> launch) {
   auto finish = [recorded = std::move(recorded)] {
     if (recorded) recorded();
   };
@@ -33,6 +34,7 @@ void RunCompletion::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o
       return finish();
     }
     snap.dispatch = *d;
+    if (launch) ApplyLaunchRecord(snap.dispatch, *launch);
     snap.task = *t;
     if (const exec::Profile* p = core_.profiles.Find(d->profile)) snap.profile = *p;
     auto term = core_.terminals.Get(d->terminal);
@@ -46,7 +48,8 @@ void RunCompletion::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o
   snap.log_cap_bytes = int64_t{core_.config.transcript_cap_mib} << 20;
   ++pending_;
   // Reading and parsing up to 8 MiB and running git must not hold the loop.
-  boost::asio::post(core_.helpers, [this, snap, outcome, probed_cost, dispatch_id, finish] {
+  boost::asio::post(core_.helpers, [this, snap, outcome, probed_cost, dispatch_id, finish,
+                                    launch] {
     CompletionFacts facts;
     std::string error;
     try {
@@ -54,12 +57,12 @@ void RunCompletion::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o
     } catch (const std::exception& e) {
       error = e.what();
     }
-    boost::asio::post(core_.io, [this, dispatch_id, outcome, facts, error, finish] {
+    boost::asio::post(core_.io, [this, dispatch_id, outcome, facts, error, finish, launch] {
       --pending_;
       if (!error.empty()) {
         FailInternally(dispatch_id, error);
       } else {
-        Record(dispatch_id, outcome, facts);
+        Record(dispatch_id, outcome, facts, launch);
       }
       finish();
     });
@@ -67,7 +70,7 @@ void RunCompletion::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o
 }
 
 void RunCompletion::Record(int64_t dispatch_id, const exec::RunOutcome& outcome,
-                           const CompletionFacts& facts) {
+                           const CompletionFacts& facts, const std::optional<LaunchRecord>& launch) {
   std::vector<int64_t> to_start;
   std::optional<domain::Dispatch> finished;
   Status s = core_.batcher.Write([&]() -> Status {
@@ -75,13 +78,16 @@ void RunCompletion::Record(int64_t dispatch_id, const exec::RunOutcome& outcome,
     if (!d || d->state != DispatchState::kRunning) return Status::Ok();
     auto t = core_.tasks.Get(d->task_id);
     if (!t) return Internal("task " + std::to_string(d->task_id) + " is gone");
+    if (launch) ApplyLaunchRecord(*d, *launch);
     domain::Classification c = domain::ClassifyOutcome(facts.run, facts.output, facts.contract,
                                                        facts.cost.usd, d->budget_usd);
     if (Status a = Apply(*d, *t, facts, c, &to_start); !a.ok()) return a;
     finished = *d;
     return Status::Ok();
   });
-  auto retry = [this, dispatch_id, outcome, facts] { Record(dispatch_id, outcome, facts); };
+  auto retry = [this, dispatch_id, outcome, facts, launch] {
+    Record(dispatch_id, outcome, facts, launch);
+  };
   if (!s.ok()) {
     if (!core_.batcher.Refusal().ok()) return core_.batcher.WhenWritable(retry);
     spdlog::error("dispatch {}: recording the outcome failed: {}", dispatch_id, s.message());

@@ -36,14 +36,17 @@ class RunCompletion {
 
   // The run of dispatch_id ended (or never started: outcome.stop == kSpawnFailed). `recorded`
   // (may be empty) is called on the loop once the outcome's write was made (or was not needed).
+  // `launch`: the run's pid, start time and start head when the store does not have them yet;
+  // they are written with the outcome (and the start head judges a writer's claims).
   void OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& outcome, double probed_cost,
-                     std::function<void()> recorded);
+                     std::function<void()> recorded, std::optional<LaunchRecord> launch);
 
   // Number of completions between the run's end and their recording (shutdown waits for 0).
   int pending() const { return pending_; }
 
  private:
-  void Record(int64_t dispatch_id, const exec::RunOutcome& outcome, const CompletionFacts& facts);
+  void Record(int64_t dispatch_id, const exec::RunOutcome& outcome, const CompletionFacts& facts,
+              const std::optional<LaunchRecord>& launch);
   Status Apply(domain::Dispatch& d, domain::Task& t, const CompletionFacts& facts,
                const domain::Classification& c, std::vector<int64_t>* to_start);
   void ApplyToDispatch(domain::Dispatch& d, const domain::Task& t, const CompletionFacts& facts,

@@ -43,7 +43,8 @@ StatusOr<exec::LaunchPlan> RunSupervisor::Plan(const domain::Dispatch& d, const 
   req.state_dir = core_.config.state_dir;
   req.config_file = core_.config.config_file;
   req.token = token;
-  req.brief = exec::RenderBrief(core_.config.profiles_dir, p.template_name, b);
+  req.brief = p.template_text ? exec::RenderBriefWith(p.template_text, b)
+                              : exec::RenderBrief(core_.config.profiles_dir, p.template_name, b);
   req.task_id = d.task_id;
   req.dispatch_id = d.id;
   req.budget_usd = d.budget_usd;
@@ -105,25 +106,57 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token) {
   if (!run.ok()) {
     return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: " + run.status().message());
   }
-  runs_[dispatch_id] = ActiveRun{run.value(), core_.clock.NowMs(), {}};
-  activity_.Watch(dispatch_id, run.value()->pid(),
+  // Recovery must be able to find this process group after a crash: the journal has it at
+  // once (one write, no commit); the store gets it with the outcome, or in a regular group
+  // commit if the run is still going after kRecordPidAfterMs.
+  pid_t pid = run.value()->pid();
+  bool journaled = journal_.Record(dispatch_id, {pid, run.value()->start_time()});
+  auto& active = runs_[dispatch_id];
+  active.run = run.value();
+  active.last_heartbeat_ms = core_.clock.NowMs();
+  active.launch = LaunchRecord{pid, run.value()->start_time(), start_head};
+  activity_.Watch(dispatch_id, pid,
                   limits.idle_timeout.count() > 0 ? limits.idle_timeout : limits.idle_kill);
-  RecordPid(dispatch_id, *run.value(), start_head);
+  if (!journaled) {
+    spdlog::warn("dispatch {}: the spawn journal cannot be written; committing the pid now",
+                 dispatch_id);
+    RecordPid(dispatch_id);
+    core_.batcher.Flush();
+    return;
+  }
+  active.record_pid = core_.clock.After(kRecordPidAfterMs, [this, dispatch_id] {
+    RecordPid(dispatch_id);
+  });
 }
 
-void RunSupervisor::RecordPid(int64_t dispatch_id, const exec::RunHandle& run,
-                              const std::string& start_head) {
+void RunSupervisor::RecordPid(int64_t dispatch_id) {
+  auto it = runs_.find(dispatch_id);
+  if (it == runs_.end() || !it->second.launch) return;
+  LaunchRecord launch = *it->second.launch;
   Status s = core_.batcher.Write([&]() -> Status {
     auto cur = core_.dispatches.Get(dispatch_id);
-    if (!cur) return Status::Ok();
-    cur->pid = run.pid();
-    cur->proc_start = run.start_time();
-    cur->start_head = start_head;
+    if (!cur || cur->state != DispatchState::kRunning) return Status::Ok();
+    ApplyLaunchRecord(*cur, launch);
     core_.dispatches.Update(*cur);
     return Status::Ok();
   });
-  if (!s.ok()) spdlog::error("dispatch {}: recording pid failed: {}", dispatch_id, s.message());
-  core_.batcher.Flush();  // recovery must be able to find this process group after a crash
+  if (!s.ok()) {
+    spdlog::error("dispatch {}: recording pid failed: {}", dispatch_id, s.message());
+    return;  // it goes with the outcome instead; the journal keeps it meanwhile
+  }
+  core_.batcher.AfterCommit([this, dispatch_id](bool ok) {
+    if (!ok) return;
+    auto r = runs_.find(dispatch_id);
+    if (r != runs_.end()) r->second.launch.reset();
+    MaybeClearJournal();
+  });
+}
+
+void RunSupervisor::MaybeClearJournal() {
+  for (const auto& [id, a] : runs_) {
+    if (a.launch && !a.run->finished()) return;  // its only record is the journal's
+  }
+  journal_.Clear();
 }
 
 void RunSupervisor::NotLaunched(int64_t dispatch_id, StopReason reason, const std::string& detail) {
@@ -131,7 +164,7 @@ void RunSupervisor::NotLaunched(int64_t dispatch_id, StopReason reason, const st
   exec::RunOutcome o;
   o.stop = reason;
   o.stop_detail = detail;
-  completion_.OnRunFinished(dispatch_id, o, 0, nullptr);
+  completion_.OnRunFinished(dispatch_id, o, 0, nullptr, std::nullopt);
 }
 
 exec::RunCallbacks RunSupervisor::CallbacksFor(int64_t dispatch_id) {
@@ -233,10 +266,18 @@ void RunSupervisor::OnFinished(int64_t dispatch_id, const exec::RunOutcome& outc
   activity_.Forget(dispatch_id);
   auto it = runs_.find(dispatch_id);
   double probed = it == runs_.end() ? 0 : it->second.cost.latest();
+  // A pid not yet in the store goes with the outcome (the run is over: the journal's entry
+  // has nothing left to find).
+  std::optional<LaunchRecord> launch;
+  if (it != runs_.end()) {
+    it->second.record_pid.reset();
+    launch = std::exchange(it->second.launch, std::nullopt);
+  }
+  MaybeClearJournal();
   completion_.OnRunFinished(dispatch_id, outcome, probed, [this, dispatch_id] {
     runs_.erase(dispatch_id);
     MaybeAllStopped();
-  });
+  }, launch);
 }
 
 void RunSupervisor::StopRun(int64_t dispatch_id, StopReason reason, const std::string& detail) {
@@ -258,6 +299,7 @@ std::vector<Liveness> RunSupervisor::LivenessOf(const std::vector<int64_t>& task
       auto it = runs_.find(d.id);
       if (it != runs_.end()) {
         l.process_alive = !it->second.run->finished();
+        l.pid = it->second.run->pid();
         l.last_output_age_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                    now - it->second.run->last_output())
                                    .count();

@@ -1,5 +1,6 @@
 // RunSupervisor: the running workers. After a dispatch's move to running commits it launches the
-// worker (exec::PlanLaunch → the Launcher), records its pid so recovery can find it, watches
+// worker (exec::PlanLaunch → the Launcher), records its pid so recovery can find it (at once
+// in the spawn journal, in the store with the outcome or after kRecordPidAfterMs), watches
 // its output (heartbeats, the running cost against the per-dispatch cap) and, through
 // ActivityWatch, the CPU and I/O of a silent run (an active run is alive: it gets activity
 // heartbeats and is neither escalated nor killed as idle), escalates silence,
@@ -17,6 +18,7 @@
 #include "exec/cost_probe.h"
 #include "exec/proc_info.h"
 #include "exec/run_types.h"
+#include "exec/spawn_journal.h"
 #include "service/activity_watch.h"
 #include "service/core.h"
 #include "service/ports.h"
@@ -29,6 +31,7 @@ class RunSupervisor : public RunStarter, public RunControl {
   RunSupervisor(Core& core, RunCompletion& completion)
       : core_(core),
         completion_(completion),
+        journal_(exec::SpawnJournalPath(core.config.state_dir)),
         activity_(core, [this](const ActivityWatch::Report& r) { OnActivity(r); }) {}
   void Connect(TranscriptSink* transcripts) { transcripts_ = transcripts; }
   // Where runs that do not use their terminal's directory execute (reviewer rounds).
@@ -54,7 +57,14 @@ class RunSupervisor : public RunStarter, public RunControl {
     int64_t last_heartbeat_ms = 0;
     exec::CostProbe cost;
     bool activity_unknown_logged = false;
+    // The pid, start time and start head while not yet committed to the store (the spawn
+    // journal has the pid meanwhile).
+    std::optional<LaunchRecord> launch;
+    std::shared_ptr<Alarm> record_pid;
   };
+  // How long a run goes before its pid is written to the store on its own (a short run's
+  // goes with its outcome: no commit of its own).
+  static constexpr int64_t kRecordPidAfterMs = 1000;
 
   void Launch(int64_t dispatch_id, const std::string& token);
   StatusOr<exec::LaunchPlan> Plan(const domain::Dispatch& d, const std::string& token,
@@ -62,7 +72,9 @@ class RunSupervisor : public RunStarter, public RunControl {
                                   const exec::Profile& p);
   exec::RunLimits LimitsFor(const domain::Dispatch& d, const exec::Profile& p) const;
   exec::RunCallbacks CallbacksFor(int64_t dispatch_id);
-  void RecordPid(int64_t dispatch_id, const exec::RunHandle& run, const std::string& start_head);
+  void RecordPid(int64_t dispatch_id);
+  // Empties the spawn journal once every live run's pid is in the store.
+  void MaybeClearJournal();
   void NotLaunched(int64_t dispatch_id, domain::StopReason reason, const std::string& detail);
   void OnStdout(int64_t dispatch_id, std::string_view chunk);
   void OnOutput(int64_t dispatch_id);
@@ -81,6 +93,7 @@ class RunSupervisor : public RunStarter, public RunControl {
   std::function<void()> all_stopped_;
   TranscriptSink* transcripts_ = nullptr;
   std::shared_ptr<Alarm> stop_deadline_;
+  exec::SpawnJournal journal_;
   ActivityWatch activity_;  // last: its reports reach the members above
 };
 

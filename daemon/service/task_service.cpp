@@ -107,6 +107,15 @@ StatusOr<TaskDetailResult> TaskService::Get(int64_t id) {
   TaskDetailResult r;
   r.task = View(*t);
   r.dispatches = core_.dispatches.ForTask(id);
+  // A run's pid reaches the store with its outcome or after a second (RunSupervisor); shown
+  // from the live run meanwhile.
+  if (runs_ && !r.dispatches.empty() && r.dispatches.back().pid == 0 &&
+      r.dispatches.back().state == domain::DispatchState::kRunning) {
+    auto live = runs_->LivenessOf({id});
+    if (!live.empty() && live[0].dispatch_id == r.dispatches.back().id) {
+      r.dispatches.back().pid = live[0].pid;
+    }
+  }
   domain::MessageFilter f;
   f.task_ids = {id};
   r.events = core_.messages.Newest(f, 20);

@@ -4,6 +4,7 @@
 // the process is reaped and its pipes are at EOF.
 #pragma once
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -69,7 +70,10 @@ class FakeLauncher final : public exec::Launcher {
   // Stop() is reported as such.
   void Finish(Started* l, const std::string& stdout_text, int exit_code = 0,
               const std::string& stderr_text = "") {
-    std::ofstream(l->plan.stdout_path) << stdout_text;
+    if (!stdout_text.empty()) {  // like WorkerRun: the files come with the first output
+      std::filesystem::create_directories(std::filesystem::path(l->plan.stdout_path).parent_path());
+      std::ofstream(l->plan.stdout_path) << stdout_text;
+    }
     exec::RunOutcome o;
     o.exit_code = exit_code;
     o.stop = l->run->stop;

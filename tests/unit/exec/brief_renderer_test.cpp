@@ -1,11 +1,13 @@
 // Unit tests: brief sections and per-family templates (exec/brief_renderer).
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "domain/review_brief.h"
 #include "exec/brief_renderer.h"
+#include "exec/profile.h"
 
 using namespace conclave;
 
@@ -144,6 +146,37 @@ TEST_CASE("writer briefs keep their instructions and placeholders inside a brief
   CHECK(Count(codex, "When you finish, end your answer") == 1);
   CHECK(codex.find("Read and report only") == std::string::npos);
   CHECK(codex.find(domain::kAnswerFormatMarker) == std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+TEST_CASE("a profile's brief template is read once, with the profile", "[exec][perf]") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "cv-template-once";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "templates");
+  std::ofstream(dir / "t.json") << R"({"name": "t", "family": "f", "type": "command",
+    "command": ["/bin/true"], "template": "tt"})";
+  std::ofstream(dir / "templates" / "tt.tmpl") << "GOAL {{section:TASK}}\n";
+  std::ofstream(dir / "n.json") << R"({"name": "n", "family": "f", "type": "command",
+    "command": ["/bin/true"], "template": "missing"})";
+  auto set = exec::LoadProfiles(dir.string());
+  REQUIRE(set.errors.empty());
+  const auto* t = set.Find("t");
+  REQUIRE(t);
+  REQUIRE(t->template_text);
+  fs::remove(dir / "templates" / "tt.tmpl");  // rendering no longer needs the file
+  exec::BriefInput in;
+  in.brief = "TASK:\nship it\n";
+  CHECK(exec::RenderBriefWith(t->template_text, in) == "GOAL ship it\n");
+  // A template missing at load is looked for again at each dispatch (and plain until then).
+  const auto* n = set.Find("n");
+  REQUIRE(n);
+  CHECK_FALSE(n->template_text);
+  CHECK(exec::RenderBrief(dir.string(), n->template_name, in).find("ship it") != std::string::npos);
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // is unread or still running stays, and the pass repeats by itself.
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 
 #include "service_harness.h"
 
@@ -73,6 +74,9 @@ TEST_CASE("retention deletes old heartbeats, read messages and dispatch director
   int64_t running = h.AddTask("long run");
   REQUIRE(h.Dispatch(running, "w2").ok());
   const std::string running_dir = h.core->DispatchDir(h.Dispatches(running)[0].id);
+  // What a real run has once it printed (the fake launcher writes only when it finishes).
+  fs::create_directories(running_dir);
+  std::ofstream(running_dir + "/transcript.log") << "still working\n";
   h.clock.Advance(23 * kDay);
   h.Pass();
   CHECK_FALSE(h.Has("status", "was read"));        // read, 31 days old

@@ -1,0 +1,84 @@
+#include "exec/spawn_journal.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdio>
+#include <string_view>
+
+namespace conclave::exec {
+namespace {
+
+template <typename T>
+bool Parse(std::string_view& line, T* out) {
+  while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+  auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), *out);
+  if (ec != std::errc() || end == line.data()) return false;
+  line.remove_prefix(static_cast<size_t>(end - line.data()));
+  return true;
+}
+
+}  // namespace
+
+std::string SpawnJournalPath(const std::string& state_dir) {
+  return state_dir + "/spawned.journal";
+}
+
+std::map<int64_t, SpawnRecord> ReadSpawnJournal(const std::string& path) {
+  std::map<int64_t, SpawnRecord> out;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return out;
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    size_t nl = rest.find('\n');
+    if (nl == std::string_view::npos) break;  // a torn last line: never trusted
+    std::string_view line = rest.substr(0, nl);
+    rest.remove_prefix(nl + 1);
+    int64_t id = 0;
+    SpawnRecord r;
+    if (Parse(line, &id) && Parse(line, &r.pid) && Parse(line, &r.start_time) && line.empty() &&
+        id > 0 && r.pid > 1) {
+      out[id] = r;
+    }
+  }
+  return out;
+}
+
+SpawnJournal::~SpawnJournal() {
+  if (fd_ >= 0) close(fd_);
+}
+
+bool SpawnJournal::Record(int64_t dispatch_id, const SpawnRecord& r) {
+  if (fd_ < 0) {
+    fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd_ < 0) return false;
+  }
+  char line[80];
+  int n = std::snprintf(line, sizeof line, "%lld %d %lld\n", static_cast<long long>(dispatch_id),
+                        static_cast<int>(r.pid), static_cast<long long>(r.start_time));
+  if (n <= 0) return false;
+  ssize_t w;
+  do {
+    w = write(fd_, line, static_cast<size_t>(n));
+  } while (w < 0 && errno == EINTR);
+  if (w != n) return false;  // a short write leaves a torn line, which is never read
+  bytes_ += n;
+  return true;
+}
+
+void SpawnJournal::Clear() {
+  if (fd_ < 0 || bytes_ == 0) return;
+  if (ftruncate(fd_, 0) == 0) bytes_ = 0;
+}
+
+}  // namespace conclave::exec
