@@ -140,11 +140,11 @@ bool BlockedByDependency(const domain::Task& t) {
 }  // namespace
 
 void TaskService::BlockDependants(const domain::Task& failed) {
-  std::vector<std::pair<int64_t, int64_t>> todo;  // (dependant, the dependency it waits on)
-  for (int64_t id : core_.tasks.Dependants(failed.id)) todo.emplace_back(id, failed.id);
-  while (!todo.empty()) {
-    auto [id, on] = todo.back();
-    todo.pop_back();
+  std::vector<std::pair<int64_t, int64_t>> queue;  // (dependant, the dependency it waits on)
+  for (int64_t id : core_.tasks.Dependants(failed.id)) queue.emplace_back(id, failed.id);
+  while (!queue.empty()) {
+    auto [id, on] = queue.back();
+    queue.pop_back();
     auto d = core_.tasks.Get(id);
     // Only a task still waiting for its dependencies: a gate-held one waits for its gate.
     if (!d || d->status != TaskState::kPending || d->unmet_deps <= 0) continue;
@@ -164,7 +164,7 @@ void TaskService::BlockDependants(const domain::Task& failed) {
                       "; it cannot run. Dispatch the dependency again (it resumes when the "
                       "dependency completes) or cancel this task.",
                   nlohmann::json{{"reason", kDependencyFailed}, {"dependency", on}}.dump()});
-    for (int64_t next : core_.tasks.Dependants(d->id)) todo.emplace_back(next, d->id);
+    for (int64_t next : core_.tasks.Dependants(d->id)) queue.emplace_back(next, d->id);
   }
 }
 
