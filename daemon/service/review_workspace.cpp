@@ -43,12 +43,16 @@ void SetWritable(const std::string& path, bool writable) {
   if (!writable) apply(path);
 }
 
-Status PrepareOne(exec::CommandRunner& commands, const std::string& root, const RoundDirJob& job) {
-  if (Status s = OwnDirectory(root); !s.ok()) return s;
+Status PrepareOne(exec::CommandRunner& commands, std::mutex& tree_mu, const std::string& root,
+                  const RoundDirJob& job) {
   const std::string work = job.base + "/work";
-  std::error_code ec;
-  fs::create_directories(work, ec);
-  if (ec) return FailedPrecondition("cannot create " + work + ": " + ec.message());
+  {
+    std::lock_guard lock(tree_mu);
+    if (Status s = OwnDirectory(root); !s.ok()) return s;
+    std::error_code ec;
+    fs::create_directories(work, ec);
+    if (ec) return FailedPrecondition("cannot create " + work + ": " + ec.message());
+  }
   const std::string file = work + "/" + job.artifact_file;
   if (!fs::exists(file)) {
     std::ofstream out(file, std::ios::binary | std::ios::trunc);
@@ -100,12 +104,12 @@ void ReviewWorkspace::Prepare(std::vector<RoundDirJob> jobs,
   if (jobs.empty()) return done({});
   auto& commands = core_.commands;
   auto& io = core_.io;
-  boost::asio::post(core_.helpers, [&commands, &io, root = Root(), jobs = std::move(jobs),
-                                    done = std::move(done)]() mutable {
+  boost::asio::post(core_.helpers, [&commands, &io, mu = tree_mu_, root = Root(),
+                                    jobs = std::move(jobs), done = std::move(done)]() mutable {
     std::vector<Status> results;
     for (const RoundDirJob& job : jobs) {
       try {
-        results.push_back(PrepareOne(commands, root, job));
+        results.push_back(PrepareOne(commands, *mu, root, job));
       } catch (const std::exception& e) {
         results.push_back(Internal(std::string("preparing the round directory: ") + e.what()));
       }
@@ -122,7 +126,7 @@ void ReviewWorkspace::Cleanup(int64_t review_id, int revision, const std::string
     if (x.revision == revision) bases.push_back(RoundBase(review_id, revision, x.round));
   }
   auto& commands = core_.commands;
-  boost::asio::post(core_.helpers, [&commands, bases, repo] {
+  boost::asio::post(core_.helpers, [&commands, mu = tree_mu_, bases, repo] {
     for (const std::string& base : bases) {
       std::error_code ec;
       const std::string tree = base + "/work/repo";
@@ -131,6 +135,7 @@ void ReviewWorkspace::Cleanup(int64_t review_id, int revision, const std::string
         commands.Run({"git", "-C", repo, "worktree", "remove", "--force", tree}, "/", kGitTimeoutMs);
       }
       SetWritable(base, true);
+      std::lock_guard lock(*mu);
       fs::remove_all(base, ec);
       fs::remove(fs::path(base).parent_path(), ec);  // review-<id>, once its last round is gone
     }

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +54,10 @@ class ReviewWorkspace : public RunPlacement {
  private:
   Core& core_;
   store::ReviewStore& store_;
+  // Creating a round's directories and removing an emptied review-<id> run on different helper
+  // threads: without this, a cleanup of revision N can remove review-<id> between a prepare of
+  // revision N+1 seeing it and creating rev<N+1>-round0 inside it (ENOENT).
+  std::shared_ptr<std::mutex> tree_mu_ = std::make_shared<std::mutex>();
 };
 
 }  // namespace conclave::service
