@@ -78,6 +78,7 @@ Status ApplyText(std::string_view text, const std::string& file, Config& c) {
                    Read(j, "liveness_io_bytes", c.liveness_io_bytes, file),
                    Read(j, "retry_after_cap_s", c.retry_after_cap_s, file),
                    Read(j, "transcript_cap_mib", c.transcript_cap_mib, file),
+                   Read(j, "crash_loop_window_s", c.crash_loop_window_s, file),
                    Read(j, "tcp_token", c.tcp_token, file)}) {
     if (!s.ok()) return s;
   }
@@ -249,6 +250,9 @@ StatusOr<Config> Finish(Config c, const Flags& flags) {
   }
   if (c.heartbeat_interval_s < 0 || c.kill_grace_ms < 0 || c.eof_grace_ms < 0) {
     return InvalidArgument("config: intervals must not be negative");
+  }
+  if (c.crash_loop_window_s < 0) {
+    return InvalidArgument("config: crash_loop_window_s must not be negative");
   }
   if (c.liveness_cpu_ms < 0) return InvalidArgument("config: liveness_cpu_ms must not be negative");
   if (c.retry_after_cap_s < 0) {

@@ -73,6 +73,9 @@ struct Config {
   int retry_after_cap_s = 3600;  // a provider's retry-after hint is capped at this
   // A dispatch's transcript.log and stdout.log each keep at most this much (head + tail).
   int transcript_cap_mib = 64;
+  // A dispatch during which conclaved died uncleanly 3 times, each within this long of the
+  // dispatch's (re)start, fails as crash_loop instead of being re-queued (domain/crash_loop).
+  int crash_loop_window_s = 120;
   std::string tcp_token;  // bearer token required on a TCP listener
   RetryConfig retry;
   BudgetConfig budgets;

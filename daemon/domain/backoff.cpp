@@ -25,7 +25,8 @@ std::chrono::milliseconds BackoffDelay(const BackoffPolicy& policy, int retry_nu
 }
 
 bool ShouldRetry(const BackoffPolicy& policy, FailureKind kind, int operational_retries_so_far) {
-  if (!IsOperational(kind) || kind == FailureKind::kAuthError || kind == FailureKind::kInternalError) {
+  if (!IsOperational(kind) || kind == FailureKind::kAuthError ||
+      kind == FailureKind::kInternalError || kind == FailureKind::kCrashLoop) {
     return false;
   }
   return std::max(operational_retries_so_far, 0) + 1 < policy.max_attempts;

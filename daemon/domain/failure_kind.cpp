@@ -7,7 +7,7 @@
 namespace conclave::domain {
 namespace {
 
-constexpr std::array<std::pair<FailureKind, std::string_view>, 17> kNames = {{
+constexpr std::array<std::pair<FailureKind, std::string_view>, 18> kNames = {{
     {FailureKind::kNone, "none"},
     {FailureKind::kSpawnFailed, "spawn_failed"},
     {FailureKind::kTransportError, "transport_error"},
@@ -25,6 +25,7 @@ constexpr std::array<std::pair<FailureKind, std::string_view>, 17> kNames = {{
     {FailureKind::kBudgetExceeded, "budget_exceeded"},
     {FailureKind::kInternalError, "internal_error"},
     {FailureKind::kWorkerBlocked, "worker_blocked"},
+    {FailureKind::kCrashLoop, "crash_loop"},
 }};
 
 }  // namespace
@@ -54,6 +55,7 @@ bool IsOperational(FailureKind kind) {
     case FailureKind::kHeartbeatLost:
     case FailureKind::kInterrupted:
     case FailureKind::kInternalError:
+    case FailureKind::kCrashLoop:
       return true;
     default:
       return false;

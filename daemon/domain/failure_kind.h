@@ -29,6 +29,8 @@ enum class FailureKind {
   kBudgetExceeded,
   kInternalError,  // the daemon could not record the outcome (operational; never retried)
   kWorkerBlocked,  // the worker reported BLOCKED: a question for the coordinator, not counted
+  kCrashLoop,      // conclaved died uncleanly 3 times soon after this task's dispatch started
+                   // (operational; never retried: domain/crash_loop)
 };
 
 // Stable snake_case name, e.g. "rate_limited", "nonzero_exit".
@@ -38,7 +40,8 @@ std::string_view FailureKindName(FailureKind kind);
 std::optional<FailureKind> ParseFailureKind(std::string_view name);
 
 // True for the closed operational list: spawn_failed, transport_error, rate_limited,
-// provider_unavailable, auth_error, timeout, heartbeat_lost, interrupted, internal_error.
+// provider_unavailable, auth_error, timeout, heartbeat_lost, interrupted, internal_error,
+// crash_loop.
 bool IsOperational(FailureKind kind);
 
 // True for failures that count toward the breaker: worker_failed, contract_violation,

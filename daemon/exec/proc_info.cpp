@@ -1,6 +1,8 @@
 #include "exec/proc_info.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,6 +12,7 @@
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 
 namespace conclave::exec {
 
@@ -113,6 +116,57 @@ std::string ReadProcStdinTty(pid_t pid) {
   const bool tty = target.rfind("/dev/pts/", 0) == 0 || target.rfind("/dev/tty", 0) == 0 ||
                    target == "/dev/console";
   return tty ? target : "";
+}
+
+namespace {
+// The NUL-separated entries of /proc/<pid>/environ (at most 1 MiB read); false if unreadable.
+bool ReadEnviron(pid_t pid, std::unordered_set<std::string>* out) {
+  char path[40];
+  std::snprintf(path, sizeof path, "/proc/%d/environ", static_cast<int>(pid));
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  std::string data;
+  char buf[8192];
+  while (data.size() < (1u << 20)) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    data.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  size_t start = 0;
+  while (start < data.size()) {
+    size_t end = data.find('\0', start);
+    if (end == std::string::npos) end = data.size();
+    out->emplace(data.substr(start, end - start));
+    start = end + 1;
+  }
+  return true;
+}
+}  // namespace
+
+std::vector<ProcStat> FindProcessesWithEnv(const std::vector<std::string>& entries) {
+  std::vector<ProcStat> found;
+  DIR* dir = opendir("/proc");
+  if (!dir) return found;
+  const uid_t me = geteuid();
+  const pid_t self = getpid();
+  while (dirent* e = readdir(dir)) {
+    pid_t pid = 0;
+    std::string_view name(e->d_name);
+    auto [p, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
+    if (ec != std::errc() || p != name.data() + name.size() || pid <= 1 || pid == self) continue;
+    struct stat st{};
+    if (stat(("/proc/" + std::string(name)).c_str(), &st) != 0 || st.st_uid != me) continue;
+    std::unordered_set<std::string> env;
+    if (!ReadEnviron(pid, &env)) continue;
+    bool all = true;
+    for (const auto& want : entries) all = all && env.count(want) > 0;
+    if (!all) continue;
+    if (auto ps = ReadProcStat(pid)) found.push_back(*ps);
+  }
+  closedir(dir);
+  return found;
 }
 
 }  // namespace conclave::exec

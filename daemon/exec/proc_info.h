@@ -47,6 +47,12 @@ struct Ancestry {
 };
 Ancestry ReadAncestry(pid_t pid, pid_t ancestor);
 
+// Live processes of this effective uid (other than the caller) whose initial environment
+// (/proc/<pid>/environ) holds every one of these exact NAME=VALUE entries: how recovery finds
+// a worker it started but whose pid never reached the store or the spawn journal. Unreadable
+// processes are skipped.
+std::vector<ProcStat> FindProcessesWithEnv(const std::vector<std::string>& entries);
+
 // /proc/<pid>/exe ("" when unreadable).
 std::string ReadProcExe(pid_t pid);
 // The terminal device pid's stdin is (/dev/pts/N, /dev/ttyN, /dev/console), "" when its stdin

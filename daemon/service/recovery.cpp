@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 #include <thread>
 
+#include "domain/crash_loop.h"
 #include "exec/proc_info.h"
 #include "exec/spawn_journal.h"
 
@@ -22,6 +23,20 @@ void Recovery::StopSurvivors(const std::vector<domain::Dispatch>& running) {
       spdlog::info("recovery: stopping surviving worker group {} of dispatch {}", d.pid, d.id);
       exec::SignalGroup(d.pid, SIGTERM);
       signalled.push_back(d.pid);
+    } else if (d.pid == 0) {
+      // Started, but its pid reached neither the journal nor the store (the daemon died
+      // between the spawn and the journal's write): every worker starts with this daemon's
+      // socket and its dispatch id in its environment. Their groups are live now, so a pgid
+      // cannot be a recycled one.
+      for (const auto& p : exec::FindProcessesWithEnv(
+               {"CONCLAVE_SOCKET=" + core_.SocketPath(),
+                "CONCLAVE_DISPATCH_ID=" + std::to_string(d.id)})) {
+        spdlog::info("recovery: stopping unrecorded worker {} (group {}) of dispatch {}", p.pid,
+                     p.pgid, d.id);
+        kill(p.pid, SIGTERM);
+        exec::SignalGroup(p.pgid, SIGTERM);
+        signalled.push_back(p.pgid > 1 ? p.pgid : p.pid);
+      }
     }
   }
   // Startup, before serving: waiting here holds up nothing but the start.
@@ -37,19 +52,17 @@ void Recovery::StopSurvivors(const std::vector<domain::Dispatch>& running) {
 }
 
 void Recovery::Requeue(domain::Dispatch d) {
+  const int64_t now = core_.clock.NowMs();
+  const bool loop = domain::IsCrashLoop(core_.dispatches.ForTask(d.task_id), d, now,
+                                        int64_t{core_.config.crash_loop_window_s} * 1000);
+  if (loop) return FailCrashLoop(std::move(d));
   if (!domain::MoveDispatch(d, DispatchState::kInterrupted).ok()) return;
   d.failure_kind = domain::FailureKindName(domain::FailureKind::kInterrupted);
   d.failure_class = "operational";
-  d.evidence = "conclaved restarted while the dispatch was running";
-  d.finished_ms = core_.clock.NowMs();
+  d.evidence = std::string(domain::kDaemonDiedEvidence);
+  d.finished_ms = now;
   core_.dispatches.Update(d);
-  if (auto term = core_.terminals.Get(d.terminal)) {
-    if (term->state == TerminalState::kDraining) {
-      (void)terminals_.Move(*term, TerminalState::kClosed);
-    } else if (term->state == TerminalState::kBusy) {
-      (void)terminals_.Move(*term, TerminalState::kIdle);
-    }
-  }
+  FreeTerminal(d);
   auto t = core_.tasks.Get(d.task_id);
   if (!t || t->Finished()) return;
   int64_t next = scheduler_.Requeue(d, d.target, 0, false);
@@ -57,6 +70,47 @@ void Recovery::Requeue(domain::Dispatch d) {
   core_.Notify({d.coordinator, "status", "high", d.task_id, d.id,
                 "dispatch " + std::to_string(d.id) + " interrupted by a daemon restart",
                 "re-queued as dispatch " + std::to_string(next), payload.dump()});
+}
+
+void Recovery::FailCrashLoop(domain::Dispatch d) {
+  if (!domain::MoveDispatch(d, DispatchState::kFailed).ok()) return;
+  d.failure_kind = domain::FailureKindName(domain::FailureKind::kCrashLoop);
+  d.failure_class = "operational";
+  d.evidence = "conclaved died uncleanly " + std::to_string(domain::kCrashLoopLimit) +
+               " times, each within " + std::to_string(core_.config.crash_loop_window_s) +
+               " s of this task's dispatch starting; not re-queued";
+  d.finished_ms = core_.clock.NowMs();
+  core_.dispatches.Update(d);
+  FreeTerminal(d);
+  std::string status;
+  if (auto t = core_.tasks.Get(d.task_id); t && !t->Finished()) {
+    if (tasks_.SetStatus(*t, domain::TaskState::kFailed, "crash_loop").ok()) {
+      status = std::string(domain::TaskStateName(t->status));
+    }
+  }
+  std::string id = std::to_string(d.id);
+  nlohmann::json payload = {{"outcome", "failed"}, {"state", "failed"},
+                            {"failure_kind", d.failure_kind}, {"failure_class", "operational"},
+                            {"evidence", d.evidence}, {"task_status", status},
+                            {"will_retry", false}};
+  core_.Notify({d.coordinator, "worker_done", "high", d.task_id, d.id,
+                "task " + std::to_string(d.task_id) + " dispatch " + id + " failed (crash_loop)",
+                d.evidence, payload.dump()});
+  core_.Notify({d.coordinator, "escalation", "urgent", d.task_id, d.id,
+                "dispatch " + id + ": conclaved keeps dying while it runs",
+                d.evidence + ". Look at the daemon's log (journalctl --user -u conclaved) for "
+                "the crash, then dispatch the task again.",
+                ""});
+}
+
+void Recovery::FreeTerminal(const domain::Dispatch& d) {
+  if (auto term = core_.terminals.Get(d.terminal)) {
+    if (term->state == TerminalState::kDraining) {
+      (void)terminals_.Move(*term, TerminalState::kClosed);
+    } else if (term->state == TerminalState::kBusy) {
+      (void)terminals_.Move(*term, TerminalState::kIdle);
+    }
+  }
 }
 
 void Recovery::ReconcileTerminals() {

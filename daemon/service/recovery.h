@@ -3,30 +3,39 @@
 // not yet in the store is taken from the spawn journal, exec/spawn_journal) and
 // their process groups stopped; those dispatches become interrupted (operational, never
 // counted) and are re-queued; terminals left busy are freed; a terminal whose profile is gone
-// is offline until it comes back. Loop thread only; runs before the server accepts calls.
+// is offline until it comes back. A worker whose pid reached neither the store nor the journal
+// is found by its environment (this daemon's socket and its dispatch id). A dispatch during
+// which the daemon died uncleanly 3 times soon after its start fails as crash_loop with an
+// escalation instead (domain/crash_loop). Loop thread only; runs before the server accepts
+// calls.
 #pragma once
 
 #include "service/core.h"
 #include "service/dispatch_scheduler.h"
+#include "service/task_service.h"
 #include "service/terminal_service.h"
 
 namespace conclave::service {
 
 class Recovery {
  public:
-  Recovery(Core& core, DispatchScheduler& scheduler, TerminalService& terminals)
-      : core_(core), scheduler_(scheduler), terminals_(terminals) {}
+  Recovery(Core& core, DispatchScheduler& scheduler, TerminalService& terminals,
+           TaskService& tasks)
+      : core_(core), scheduler_(scheduler), terminals_(terminals), tasks_(tasks) {}
 
   void Run();
 
  private:
   void StopSurvivors(const std::vector<domain::Dispatch>& running);
   void Requeue(domain::Dispatch d);
+  void FailCrashLoop(domain::Dispatch d);
+  void FreeTerminal(const domain::Dispatch& d);
   void ReconcileTerminals();
 
   Core& core_;
   DispatchScheduler& scheduler_;
   TerminalService& terminals_;
+  TaskService& tasks_;
 };
 
 }  // namespace conclave::service

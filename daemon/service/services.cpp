@@ -20,7 +20,7 @@ Services::Services(Core& c)
       completion(c, scheduler, tasks, terminals),
       runs(c, completion),
       reports(c),
-      recovery(c, scheduler, terminals),
+      recovery(c, scheduler, terminals, tasks),
       callers(c, runs),
       review_workspace(c, review_store),
       review_verdicts(c, review_store, gates, review_workspace),

@@ -13,10 +13,12 @@
 #include <thread>
 
 #include "daemon_fixture.h"
+#include "worker_waits.h"
 
 using conclave::testing::DaemonFixture;
 using conclave::testing::RunResult;
 using conclave::testing::WaitFor;
+using namespace conclave::testing::waits;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
@@ -36,42 +38,6 @@ std::string CreateTask(DaemonFixture& d, const std::string& brief,
   args.insert(args.end(), extra.begin(), extra.end());
   auto r = d.CliJson(args, brief);
   return r["task"]["id"].get<std::string>();
-}
-
-// Waits for the daemon's own worker_done of a task; returns the message.
-json WaitDone(DaemonFixture& d, const std::string& task, int64_t timeout_ms = 30000) {
-  std::string after = "0";
-  for (;;) {
-    auto r = d.CliJson({"wait", "--task", task, "--types", "worker_done", "--from", "conclaved",
-                        "--after", after, "--timeout-ms", std::to_string(timeout_ms)});
-    REQUIRE(!r["messages"].empty());
-    for (const auto& m : r["messages"]) {
-      if (m["from"] == "conclaved") return m;
-    }
-    after = r["cursor"].get<std::string>();
-  }
-}
-
-json Payload(const json& m) { return json::parse(m["payload_json"].get<std::string>()); }
-
-// Waits until the fake worker wrote its pid to marker (it is running); returns the pid.
-pid_t WaitForMarker(const std::string& marker) {
-  REQUIRE(WaitFor([&] { return std::filesystem::exists(marker) &&
-                               std::filesystem::file_size(marker) > 0; }, 10s));
-  pid_t pid = 0;
-  std::ifstream(marker) >> pid;
-  REQUIRE(pid > 0);
-  return pid;
-}
-
-bool ProcessGone(pid_t pid) {
-  if (kill(pid, 0) != 0) return true;
-  // A zombie is gone for our purposes only once reaped; read its state.
-  std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(st, line);
-  auto close = line.rfind(')');
-  return close != std::string::npos && line.size() > close + 2 && line[close + 2] == 'Z';
 }
 
 }  // namespace

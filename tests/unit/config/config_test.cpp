@@ -91,29 +91,33 @@ TEST_CASE("config: transcript cap and retention have stated defaults, are read a
   auto d = LoadConfigFromJson(R"({"state_dir":"/tmp/x"})", "c.json", Flags{});
   REQUIRE(d.ok());
   CHECK(d->transcript_cap_mib == 64);
+  CHECK(d->crash_loop_window_s == 120);
   CHECK(d->retention.dispatch_days == 30);
   CHECK(d->retention.heartbeat_days == 7);
   CHECK(d->retention.read_message_days == 90);
   CHECK(d->retention.interval_s == 3600);
   auto set = LoadConfigFromJson(
-      R"({"state_dir":"/tmp/x","transcript_cap_mib":0,
+      R"({"state_dir":"/tmp/x","transcript_cap_mib":0,"crash_loop_window_s":30,
           "retention":{"dispatch_days":0.5,"heartbeat_days":0,"interval_s":60}})",
       "c.json", Flags{});
   REQUIRE(set.ok());
   CHECK(set->transcript_cap_mib == 0);
+  CHECK(set->crash_loop_window_s == 30);
   CHECK(set->retention.dispatch_days == 0.5);
   CHECK(set->retention.heartbeat_days == 0);
   CHECK(set->retention.interval_s == 60);
   for (const char* bad : {R"({"state_dir":"/tmp/x","retention":{"heartbeat_days":-1}})",
                           R"({"state_dir":"/tmp/x","retention":{"interval_s":0}})",
                           R"({"state_dir":"/tmp/x","retention":{"dispatch_days":"a week"}})",
-                          R"({"state_dir":"/tmp/x","transcript_cap_mib":-5})"}) {
+                          R"({"state_dir":"/tmp/x","transcript_cap_mib":-5})",
+                          R"({"state_dir":"/tmp/x","crash_loop_window_s":-1})"}) {
     INFO(bad);
     auto r = LoadConfigFromJson(bad, "c.json", Flags{});
     REQUIRE_FALSE(r.ok());
     bool named = r.status().message().find("retention") != std::string::npos ||
                  r.status().message().find("transcript_cap_mib") != std::string::npos ||
-                 r.status().message().find("dispatch_days") != std::string::npos;
+                 r.status().message().find("dispatch_days") != std::string::npos ||
+                 r.status().message().find("crash_loop_window_s") != std::string::npos;
     CHECK(named);
   }
 }

@@ -84,14 +84,17 @@ TEST_CASE("Backoff: never negative, never above max*(1+jitter), odd policies", "
   CHECK(BackoffDelay(small, 1, 0).count() == 1000);  // Base above max is capped.
 }
 
-TEST_CASE("ShouldRetry: operational kinds only, never auth_error or internal_error, bounded",
+TEST_CASE("ShouldRetry: operational kinds only, never auth_error, internal_error or crash_loop, "
+          "bounded",
           "[failure]") {
   const BackoffPolicy p;  // max_attempts = 4 -> at most 3 retries.
   for (FailureKind kind : kAllKinds) {
     INFO(FailureKindName(kind));
-    // A bad key cannot be fixed by retrying; neither can the daemon failing to record a run.
+    // A bad key cannot be fixed by retrying; neither can the daemon failing to record a run
+    // or dying again and again while it runs.
     const bool retryable = IsOperational(kind) && kind != FailureKind::kAuthError &&
-                           kind != FailureKind::kInternalError;
+                           kind != FailureKind::kInternalError &&
+                           kind != FailureKind::kCrashLoop;
     CHECK(ShouldRetry(p, kind, 0) == retryable);
     CHECK(ShouldRetry(p, kind, 2) == retryable);
     CHECK_FALSE(ShouldRetry(p, kind, 3));

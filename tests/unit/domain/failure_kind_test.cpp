@@ -31,6 +31,7 @@ TEST_CASE("FailureKindName gives the stored snake_case names", "[failure]") {
       {FailureKind::kBudgetExceeded, "budget_exceeded"},
       {FailureKind::kInternalError, "internal_error"},
       {FailureKind::kWorkerBlocked, "worker_blocked"},
+      {FailureKind::kCrashLoop, "crash_loop"},
   };
   for (const auto& [kind, name] : expected) {
     CHECK(FailureKindName(kind) == name);
@@ -54,7 +55,7 @@ TEST_CASE("Operational and counted kinds are closed, disjoint lists", "[failure]
     operational += IsOperational(kind);
     counted += IsCounted(kind);
   }
-  CHECK(operational == 9);
+  CHECK(operational == 10);
   CHECK(counted == 4);
   for (FailureKind kind : kOperationalKinds) CHECK(IsOperational(kind));
   for (FailureKind kind : kCountedKinds) CHECK(IsCounted(kind));

@@ -11,13 +11,14 @@ constexpr FailureKind kAllKinds[] = {
     FailureKind::kTimeout,     FailureKind::kHeartbeatLost,       FailureKind::kInterrupted,
     FailureKind::kCancelled,   FailureKind::kWorkerFailed,        FailureKind::kContractViolation,
     FailureKind::kNonZeroExit, FailureKind::kClaimNotPersisted,   FailureKind::kBudgetExceeded,
-    FailureKind::kInternalError, FailureKind::kWorkerBlocked,
+    FailureKind::kInternalError, FailureKind::kWorkerBlocked, FailureKind::kCrashLoop,
 };
 
 constexpr FailureKind kOperationalKinds[] = {
     FailureKind::kSpawnFailed,         FailureKind::kTransportError, FailureKind::kRateLimited,
     FailureKind::kProviderUnavailable, FailureKind::kAuthError,      FailureKind::kTimeout,
     FailureKind::kHeartbeatLost,       FailureKind::kInterrupted,    FailureKind::kInternalError,
+    FailureKind::kCrashLoop,
 };
 
 constexpr FailureKind kCountedKinds[] = {

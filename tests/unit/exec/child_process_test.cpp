@@ -34,4 +34,27 @@ TEST_CASE("spawned children get their own process group — start time identifie
   CHECK(missing.status().message().find("not found") != std::string::npos);
 }
 
+TEST_CASE("FindProcessesWithEnv finds a child by its environment entries, and only it",
+          "[exec]") {
+  const std::string mark = "CONCLAVE_TEST_MARK=" + std::to_string(getpid()) + "-find";
+  exec::SpawnSpec spec;
+  spec.argv = {"sleep", "30"};
+  spec.env = {"PATH=/usr/bin:/bin", mark, "CONCLAVE_DISPATCH_ID=7"};
+  spec.cwd = "/";
+  auto c = exec::SpawnChild(spec);
+  REQUIRE(c.ok());
+  auto found = exec::FindProcessesWithEnv({mark, "CONCLAVE_DISPATCH_ID=7"});
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].pid == c->pid);
+  CHECK(found[0].pgid == c->pid);
+  CHECK(found[0].start_time == c->start_time);
+  // Every entry must match exactly: another dispatch id or a prefix is not this process.
+  CHECK(exec::FindProcessesWithEnv({mark, "CONCLAVE_DISPATCH_ID=70"}).empty());
+  CHECK(exec::FindProcessesWithEnv({mark, "CONCLAVE_DISPATCH_ID="}).empty());
+  exec::SignalGroup(c->pid, SIGKILL);
+  int st;
+  waitpid(c->pid, &st, 0);
+  CHECK(exec::FindProcessesWithEnv({mark}).empty());
+}
+
 }  // namespace

@@ -1,0 +1,139 @@
+// Integration: what recovery does after conclaved dies uncleanly (SIGKILL) — a worker whose
+// pid was recorded nowhere is still found and stopped, and a dispatch during which the daemon
+// keeps dying fails as crash_loop instead of crash-looping it; clean shutdowns never count.
+// Real daemon, real fake-worker processes, the real database file (read and edited only while
+// the daemon is dead).
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "daemon_fixture.h"
+#include "worker_waits.h"
+
+using conclave::testing::DaemonFixture;
+using conclave::testing::WaitFor;
+using namespace conclave::testing::waits;
+
+namespace {
+
+void StartWithFake(DaemonFixture& d) {
+  auto p = d.FakeProfile("fake", "fakefam");
+  p["env"] = {{"CONCLAVE_CLI", CONCLAVE_BIN}};
+  d.WriteProfile("fake", p);
+  d.Start();
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+}
+
+std::string Dispatched(DaemonFixture& d, const std::string& brief) {
+  std::string id = d.CliJson({"task", "create", "--brief", "-"}, brief)["task"]["id"];
+  d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+  return id;
+}
+
+// Runs one statement on the (dead) daemon's database; returns the rows it changed.
+int Exec(const DaemonFixture& d, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open((d.state_dir() + "/conclave.db").c_str(), &db) == SQLITE_OK);
+  char* err = nullptr;
+  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  INFO((err ? err : ""));
+  sqlite3_free(err);
+  int changed = sqlite3_changes(db);
+  sqlite3_close(db);
+  REQUIRE(rc == SQLITE_OK);
+  return changed;
+}
+
+int Count(const std::string& file) {
+  int n = 0;
+  std::ifstream(file) >> n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a worker whose pid reached neither the store nor the spawn journal is stopped after "
+          "a crash",
+          "[recovery][crash]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  std::string marker = d.dir() + "/hung.pid";
+  std::string id = Dispatched(d, "FAKE: hang-once " + marker + "\n");
+  pid_t hung = WaitForMarker(marker);
+  d.Kill();
+  // The crash window between the spawn and the journal's write: no pid anywhere.
+  CHECK(Exec(d, "UPDATE dispatches SET pid = 0, proc_start = 0 WHERE state = 'running'") == 1);
+  std::filesystem::remove(d.state_dir() + "/spawned.journal");
+  CHECK(!ProcessGone(hung));  // the worker outlived the daemon
+  d.Start();
+  CHECK(WaitFor([&] { return ProcessGone(hung); }, 10s));
+  auto p = Payload(WaitDone(d, id));
+  CHECK(p["outcome"] == "succeeded");
+  auto show = d.CliJson({"task", "show", id});
+  REQUIRE(show["dispatches"].size() == 2);
+  CHECK(show["dispatches"][0]["state"] == "interrupted");
+  CHECK(d.daemon_log().find("stopping unrecorded worker") != std::string::npos);
+}
+
+TEST_CASE("a dispatch during which the daemon dies 3 times soon after its start fails as "
+          "crash_loop",
+          "[recovery][crash]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  std::string runs = d.dir() + "/runs";
+  std::string id = Dispatched(d, "FAKE: count " + runs + "\nFAKE: hang\n");
+  for (int i = 1; i <= 3; ++i) {
+    INFO("run " << i);
+    REQUIRE(WaitFor([&] { return Count(runs) == i; }, 15s));
+    d.Kill();
+    d.Start();
+  }
+  auto done = WaitDone(d, id);
+  auto p = Payload(done);
+  CHECK(p["failure_kind"] == "crash_loop");
+  CHECK(p["failure_class"] == "operational");
+  CHECK(p["will_retry"] == false);
+  auto show = d.CliJson({"task", "show", id});
+  CHECK(show["task"]["status"] == "failed");
+  REQUIRE(show["dispatches"].size() == 3);
+  CHECK(show["dispatches"][0]["state"] == "interrupted");
+  CHECK(show["dispatches"][1]["state"] == "interrupted");
+  CHECK(show["dispatches"][2]["state"] == "failed");
+  auto esc = d.CliJson({"inbox", "--types", "escalation"})["messages"];
+  bool named = false;
+  for (const auto& m : esc) {
+    named |= m["subject"].get<std::string>().find("keeps dying") != std::string::npos;
+  }
+  CHECK(named);
+  CHECK(d.CliJson({"terminal", "show", "w1"})["state"] == "idle");
+  CHECK(Count(runs) == 3);  // not started a fourth time
+}
+
+TEST_CASE("a clean shutdown breaks the crash-loop count", "[recovery][crash]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  std::string runs = d.dir() + "/runs";
+  std::string id = Dispatched(d, "FAKE: count " + runs + "\nFAKE: hang\n");
+  REQUIRE(WaitFor([&] { return Count(runs) == 1; }, 15s));
+  d.Kill();
+  d.Start();
+  REQUIRE(WaitFor([&] { return Count(runs) == 2; }, 15s));
+  CHECK(d.Stop() == 0);  // clean: its run ends as "daemon shut down during the run"
+  d.Start();
+  REQUIRE(WaitFor([&] { return Count(runs) == 3; }, 15s));
+  d.Kill();
+  d.Start();
+  REQUIRE(WaitFor([&] { return Count(runs) == 4; }, 15s));
+  d.Kill();
+  d.Start();
+  // Two unclean deaths since the clean one: re-queued once more, not failed.
+  CHECK(WaitFor([&] { return Count(runs) == 5; }, 15s));
+  auto show = d.CliJson({"task", "show", id});
+  CHECK(show["task"]["status"] == "dispatched");
+  for (const auto& disp : show["dispatches"]) CHECK(disp["failure_kind"] != "crash_loop");
+  d.CliJson({"task", "cancel", id});
+}
