@@ -94,6 +94,10 @@ std::map<std::string, std::string> Values(const BriefInput& in) {
   v["validation"] = in.validation;
   v["extra"] = in.extra;
   v["brief"] = in.brief;
+  if (!in.resume.empty()) {
+    v["section:TASK"] = in.resume + "\n" + v["section:TASK"];
+    v["brief"] = in.resume + "\n" + in.brief;
+  }
   return v;
 }
 
@@ -175,7 +179,7 @@ std::string RenderBrief(const std::string& profiles_dir, const std::string& temp
 std::string RenderBriefWith(const std::optional<std::string>& template_text, const BriefInput& in) {
   if (template_text) return RenderTemplate(*template_text, in);
   if (in.review) return domain::RenderPlainBrief(*in.review);
-  std::string out = in.brief;
+  std::string out = in.resume.empty() ? in.brief : in.resume + "\n" + in.brief;
   if (!out.empty() && out.back() != '\n') out += '\n';
   if (!in.hypothesis.empty()) out += "\nHYPOTHESIS: " + in.hypothesis + "\n";
   if (!in.extra.empty()) out += "\n" + in.extra + (in.extra.back() == '\n' ? "" : "\n");

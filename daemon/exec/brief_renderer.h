@@ -29,6 +29,9 @@ struct BriefInput {
   int64_t task_id = 0;
   int attempt = 1;
   std::string title, brief, role, hypothesis, scope, validation, extra;
+  // Opens the brief (and a template's TASK section) when this attempt resumes one that ended
+  // early (domain/resume_brief); "" otherwise.
+  std::string resume;
   bool require_contract = true;
   std::optional<domain::ReviewBriefParts> review;  // set: a reviewer round
 };

@@ -19,6 +19,10 @@ bool Parse(std::string_view& line, T* out) {
   return true;
 }
 
+bool IsHex(std::string_view s) {
+  return !s.empty() && s.size() <= 64 && s.find_first_not_of("0123456789abcdef") == s.npos;
+}
+
 }  // namespace
 
 std::string SpawnJournalPath(const std::string& state_dir) {
@@ -46,10 +50,17 @@ std::map<int64_t, SpawnRecord> ReadSpawnJournal(const std::string& path) {
     rest.remove_prefix(nl + 1);
     int64_t id = 0;
     SpawnRecord r;
-    if (Parse(line, &id) && Parse(line, &r.pid) && Parse(line, &r.start_time) && line.empty() &&
-        id > 0 && r.pid > 1) {
-      out[id] = r;
+    if (!Parse(line, &id) || !Parse(line, &r.pid) || !Parse(line, &r.start_time) || id <= 0 ||
+        r.pid <= 1) {
+      continue;
     }
+    if (!line.empty()) {
+      if (line.front() != ' ') continue;
+      line.remove_prefix(1);
+      if (!IsHex(line)) continue;
+      r.start_head = std::string(line);
+    }
+    out[id] = r;
   }
   return out;
 }
@@ -63,9 +74,12 @@ bool SpawnJournal::Record(int64_t dispatch_id, const SpawnRecord& r) {
     fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd_ < 0) return false;
   }
-  char line[80];
-  int n = std::snprintf(line, sizeof line, "%lld %d %lld\n", static_cast<long long>(dispatch_id),
-                        static_cast<int>(r.pid), static_cast<long long>(r.start_time));
+  const bool head = IsHex(r.start_head);
+  char line[160];
+  int n = std::snprintf(line, sizeof line, "%lld %d %lld%s%s\n",
+                        static_cast<long long>(dispatch_id), static_cast<int>(r.pid),
+                        static_cast<long long>(r.start_time), head ? " " : "",
+                        head ? r.start_head.c_str() : "");
   if (n <= 0) return false;
   ssize_t w;
   do {

@@ -4,7 +4,8 @@
 // write() to STATE_DIR/spawned.journal — no commit, no fsync: the page cache survives the
 // daemon's crash, and the machine's crash takes the workers with it. The store gets the pid
 // later in a regular group commit (RunSupervisor); once every journaled run is either in the
-// store or finished, the journal is emptied. Entries are only hints: recovery acts on one
+// store or finished, the journal is emptied. A writer's line also carries the commit its
+// work starts from ("<id> <pid> <start time> <sha>"): a resumed attempt needs it. Entries are only hints: recovery acts on one
 // only for a dispatch the store still has running, and only while /proc shows that very
 // process (pid + start time).
 // Thread-safety: an instance on the loop thread only; ReadSpawnJournal is a pure file read.
@@ -21,6 +22,7 @@ namespace conclave::exec {
 struct SpawnRecord {
   pid_t pid = 0;
   int64_t start_time = 0;  // /proc/<pid>/stat starttime
+  std::string start_head;  // lower-case hex commit, "" when none
 };
 
 std::string SpawnJournalPath(const std::string& state_dir);

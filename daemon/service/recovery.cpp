@@ -137,6 +137,7 @@ void Recovery::Run() {
     if (d.pid == 0 && it != journal.end()) {
       d.pid = it->second.pid;
       d.proc_start = it->second.start_time;
+      if (d.start_head.empty()) d.start_head = it->second.start_head;
     }
   }
   StopSurvivors(running);

@@ -8,8 +8,10 @@
 
 #include "exec/brief_renderer.h"
 #include "exec/git_head.h"
+#include "domain/resume_brief.h"
 #include "domain/review_brief.h"
 #include "exec/launch_plan.h"
+#include "exec/partial_work.h"
 
 namespace conclave::service {
 using domain::DispatchState;
@@ -21,8 +23,10 @@ void RunSupervisor::StartRuns(const std::vector<std::pair<int64_t, std::string>>
 
 StatusOr<exec::LaunchPlan> RunSupervisor::Plan(const domain::Dispatch& d, const std::string& token,
                                                const domain::Task& t, const domain::Terminal& term,
-                                               const exec::Profile& p) {
+                                               const exec::Profile& p,
+                                               const std::string& resume) {
   exec::BriefInput b;
+  b.resume = resume;
   b.task_id = t.id;
   b.title = t.title;
   b.brief = t.brief;
@@ -76,7 +80,30 @@ exec::RunLimits RunSupervisor::LimitsFor(const domain::Dispatch& d, const exec::
   return limits;
 }
 
-void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token) {
+bool RunSupervisor::LaunchResumed(const domain::Dispatch& d, const domain::Task& t,
+                                  const domain::Terminal& term, const std::string& token) {
+  // A first attempt has nothing to resume: no store read on the common path.
+  if (d.attempt <= 1 || t.role != "writer") return false;
+  auto point = domain::ResumeFrom(core_.dispatches.ForTask(d.task_id), d.id);
+  if (!point) return false;
+  auto& commands = core_.commands;
+  auto& io = core_.io;
+  resuming_.insert(d.id);
+  boost::asio::post(core_.helpers, [this, &commands, &io, id = d.id, token, cwd = term.cwd,
+                                    point = *point] {
+    Resume resume{
+        domain::ResumeOpening(point, exec::DescribePartialWork(commands, cwd, point.base_head)),
+        point.base_head};
+    boost::asio::post(io, [this, id, token, resume = std::move(resume)] {
+      // Not when shutdown already ended it; Launch checks again that the dispatch runs.
+      if (resuming_.erase(id) > 0) Launch(id, token, resume);
+    });
+  });
+  return true;
+}
+
+void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token,
+                           std::optional<Resume> resume) {
   auto d = core_.dispatches.Get(dispatch_id);
   if (!d || d->state != DispatchState::kRunning) return;
   auto t = core_.tasks.Get(d->task_id);
@@ -93,14 +120,18 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token) {
   if (token.empty()) {
     return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: no dispatch token");
   }
-  auto plan = Plan(*d, token, *t, *term, *p);
+  if (!resume && LaunchResumed(*d, *t, *term, token)) return;
+  auto plan = Plan(*d, token, *t, *term, *p, resume ? resume->opening : "");
   Status prepared = plan.ok() ? exec::PrepareLaunch(plan.value()) : plan.status();
   if (!prepared.ok()) {
     return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: " + prepared.message());
   }
   // A writer's starting point, read before its worker can change anything: HEAD from the
   // repository's files (a few small reads, no git process).
-  std::string start_head = t->role == "writer" ? exec::ReadGitHead(term->cwd).commit : "";
+  // A resumed attempt continues work that began at the chain's first start.
+  std::string start_head = t->role != "writer"                    ? ""
+                           : resume && !resume->base_head.empty() ? resume->base_head
+                                                                  : exec::ReadGitHead(term->cwd).commit;
   exec::RunLimits limits = LimitsFor(*d, *p);
   auto run = core_.launcher.Launch(plan.value(), limits, CallbacksFor(dispatch_id));
   if (!run.ok()) {
@@ -110,7 +141,7 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token) {
   // once (one write, no commit); the store gets it with the outcome, or in a regular group
   // commit if the run is still going after kRecordPidAfterMs.
   pid_t pid = run.value()->pid();
-  bool journaled = journal_.Record(dispatch_id, {pid, run.value()->start_time()});
+  bool journaled = journal_.Record(dispatch_id, {pid, run.value()->start_time(), start_head});
   auto& active = runs_[dispatch_id];
   active.run = run.value();
   active.last_heartbeat_ms = core_.clock.NowMs();
@@ -326,6 +357,9 @@ std::optional<domain::Dispatch> RunSupervisor::DispatchOf(
 void RunSupervisor::StopAll(std::function<void()> done) {
   all_stopped_ = std::move(done);
   for (auto& [id, a] : runs_) a.run->Stop(StopReason::kShutdown, "shutdown");
+  for (int64_t id : std::exchange(resuming_, {})) {
+    NotLaunched(id, StopReason::kShutdown, "shutdown before the worker started");
+  }
   stop_deadline_ = core_.clock.After(core_.config.kill_grace_ms + 2000, [this] {
     if (all_stopped_) std::exchange(all_stopped_, nullptr)();
   });

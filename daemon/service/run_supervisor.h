@@ -5,13 +5,16 @@
 // ActivityWatch, the CPU and I/O of a silent run (an active run is alive: it gets activity
 // heartbeats and is neither escalated nor killed as idle), escalates silence,
 // stops runs on cancel / force-close / shutdown, answers liveness, and hands each finished run
-// to RunCompletion. A run leaves the table only once its outcome is recorded.
+// to RunCompletion. A run leaves the table only once its outcome is recorded. A writer's
+// attempt after one that ended early opens with what that attempt left (domain/resume_brief,
+// exec/partial_work: git on the helper pool, the launch continues on the loop).
 // Loop thread only.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,10 +69,22 @@ class RunSupervisor : public RunStarter, public RunControl {
   // goes with its outcome: no commit of its own).
   static constexpr int64_t kRecordPidAfterMs = 1000;
 
-  void Launch(int64_t dispatch_id, const std::string& token);
+  // An attempt resuming one that ended early: its brief's opening, and where the work it
+  // continues started (its claims are judged against that commit, not against the partial
+  // work it found).
+  struct Resume {
+    std::string opening, base_head;
+  };
+  // resume: nullopt = not looked at yet.
+  void Launch(int64_t dispatch_id, const std::string& token,
+              std::optional<Resume> resume = std::nullopt);
+  // A writer's attempt after one that ended early: reads the partial work (git) on the helper
+  // pool, then launches with the resume opening. False when there is nothing to resume.
+  bool LaunchResumed(const domain::Dispatch& d, const domain::Task& t,
+                     const domain::Terminal& term, const std::string& token);
   StatusOr<exec::LaunchPlan> Plan(const domain::Dispatch& d, const std::string& token,
                                   const domain::Task& t, const domain::Terminal& term,
-                                  const exec::Profile& p);
+                                  const exec::Profile& p, const std::string& resume);
   exec::RunLimits LimitsFor(const domain::Dispatch& d, const exec::Profile& p) const;
   exec::RunCallbacks CallbacksFor(int64_t dispatch_id);
   void RecordPid(int64_t dispatch_id);
@@ -90,6 +105,7 @@ class RunSupervisor : public RunStarter, public RunControl {
   RunCompletion& completion_;
   RunPlacement* placement_ = nullptr;
   std::map<int64_t, ActiveRun> runs_;
+  std::set<int64_t> resuming_;  // launches waiting for their partial work (LaunchResumed)
   std::function<void()> all_stopped_;
   TranscriptSink* transcripts_ = nullptr;
   std::shared_ptr<Alarm> stop_deadline_;

@@ -7,34 +7,13 @@
 #include <vector>
 
 #include "daemon_fixture.h"
+#include "git_repo.h"
 
 using conclave::testing::DaemonFixture;
-using conclave::testing::RunProgram;
+using conclave::testing::MakeRepo;
 using json = nlohmann::json;
 
 namespace {
-
-void Git(const std::string& repo, std::vector<std::string> args) {
-  std::vector<std::string> argv = {"/usr/bin/git", "-C", repo};
-  argv.insert(argv.end(), args.begin(), args.end());
-  auto r = RunProgram(argv);
-  INFO(r.out << r.err);
-  REQUIRE(r.exit_code == 0);
-}
-
-// A repository with one commit (README.md and sub/keep.txt) under the fixture's directory.
-std::string MakeRepo(DaemonFixture& d) {
-  std::string repo = d.dir() + "/repo";
-  std::filesystem::create_directories(repo + "/sub");
-  Git(repo, {"init", "-q"});
-  Git(repo, {"config", "user.email", "t@example.invalid"});
-  Git(repo, {"config", "user.name", "t"});
-  d.WriteFile("repo/README.md", "hello\n");
-  d.WriteFile("repo/sub/keep.txt", "keep\n");
-  Git(repo, {"add", "-A"});
-  Git(repo, {"commit", "-q", "-m", "start"});
-  return repo;
-}
 
 void StartAt(DaemonFixture& d, const std::string& cwd) {
   d.WriteProfile("fake", d.FakeProfile("fake", "fakefam"));

@@ -1,6 +1,8 @@
 // Integration: what recovery does after conclaved dies uncleanly (SIGKILL) — a worker whose
-// pid was recorded nowhere is still found and stopped, and a dispatch during which the daemon
-// keeps dying fails as crash_loop instead of crash-looping it; clean shutdowns never count.
+// pid was recorded nowhere is still found and stopped, a dispatch during which the daemon
+// keeps dying fails as crash_loop instead of crash-looping it (clean shutdowns never count),
+// and a writer re-queued after a crash or a timeout resumes its partial work in a real git
+// repository instead of restarting.
 // Real daemon, real fake-worker processes, the real database file (read and edited only while
 // the daemon is dead).
 #include <sqlite3.h>
@@ -12,26 +14,76 @@
 #include <string>
 
 #include "daemon_fixture.h"
+#include "git_repo.h"
 #include "worker_waits.h"
 
 using conclave::testing::DaemonFixture;
+using conclave::testing::MakeRepo;
 using conclave::testing::WaitFor;
 using namespace conclave::testing::waits;
+using json = nlohmann::json;
 
 namespace {
 
-void StartWithFake(DaemonFixture& d) {
+void StartWithFake(DaemonFixture& d, const std::string& cwd = "") {
   auto p = d.FakeProfile("fake", "fakefam");
   p["env"] = {{"CONCLAVE_CLI", CONCLAVE_BIN}};
   d.WriteProfile("fake", p);
-  d.Start();
-  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  json cfg = {{"retry", {{"base_ms", 50}, {"max_ms", 200}, {"max_attempts", 4}}}};
+  d.Start({"--config", d.WriteFile("config.json", cfg.dump())});
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd",
+         cwd.empty() ? d.dir() : cwd});
 }
 
-std::string Dispatched(DaemonFixture& d, const std::string& brief) {
+std::string Dispatched(DaemonFixture& d, const std::string& brief,
+                       std::vector<std::string> dispatch_flags = {}) {
   std::string id = d.CliJson({"task", "create", "--brief", "-"}, brief)["task"]["id"];
-  d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+  std::vector<std::string> args = {"dispatch", "--task", id, "--to", "w1"};
+  args.insert(args.end(), dispatch_flags.begin(), dispatch_flags.end());
+  d.CliJson(args);
   return id;
+}
+
+std::string Slurp(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A writer that leaves partial work (a commit, an uncommitted change, an untracked file) and
+// hangs; resumed, it saves the brief it got and finishes.
+std::string PartialWriter(const std::string& saved) {
+  return "FAKE: if-fresh write partial.txt half done\n"
+         "FAKE: if-fresh sh git add partial.txt && git commit -q -m half\n"
+         "FAKE: if-fresh append README.md edited\n"
+         "FAKE: if-fresh write notes.txt scratch\n"
+         "FAKE: if-fresh hang\n"
+         "FAKE: if-resumed save-brief " + saved + "\n"
+         "FAKE: if-resumed changes partial.txt\n";
+}
+
+// The daemon's worker_done that ends the task's dispatching (no retry follows).
+json WaitFinal(DaemonFixture& d, const std::string& task) {
+  std::string after = "0";
+  for (;;) {
+    auto r = d.CliJson({"wait", "--task", task, "--types", "worker_done", "--from", "conclaved",
+                        "--after", after, "--timeout-ms", "30000"});
+    REQUIRE(!r["messages"].empty());
+    for (const auto& m : r["messages"]) {
+      if (m["from"] == "conclaved" && Payload(m)["will_retry"] != true) return Payload(m);
+    }
+    after = r["cursor"].get<std::string>();
+  }
+}
+
+void CheckResumeBrief(const std::string& brief, const std::string& how) {
+  INFO(brief);
+  CHECK(brief.rfind("RESUME, DON'T RESTART", 0) == 0);  // it opens the brief
+  CHECK(brief.find("ended early (" + how) != std::string::npos);
+  CHECK(brief.find("partial.txt") != std::string::npos);   // committed since the start
+  CHECK(brief.find("README.md") != std::string::npos);     // changed, not committed
+  CHECK(brief.find("untracked: notes.txt") != std::string::npos);
+  CHECK(brief.find("Verify and finalize") != std::string::npos);
+  CHECK(brief.find("FAKE: if-fresh hang") != std::string::npos);  // the task itself follows
 }
 
 // Runs one statement on the (dead) daemon's database; returns the rows it changed.
@@ -136,4 +188,41 @@ TEST_CASE("a clean shutdown breaks the crash-loop count", "[recovery][crash]") {
   CHECK(show["task"]["status"] == "dispatched");
   for (const auto& disp : show["dispatches"]) CHECK(disp["failure_kind"] != "crash_loop");
   d.CliJson({"task", "cancel", id});
+}
+
+TEST_CASE("a writer re-queued after a crash resumes: its brief opens with the partial work",
+          "[recovery][resume]") {
+  DaemonFixture d;
+  std::string repo = MakeRepo(d);
+  StartWithFake(d, repo);
+  std::string saved = d.dir() + "/resumed-brief.txt";
+  std::string id = Dispatched(d, PartialWriter(saved));
+  REQUIRE(WaitFor([&] { return std::filesystem::exists(repo + "/notes.txt"); }, 15s));
+  d.Kill();
+  d.Start();
+  auto p = Payload(WaitDone(d, id));
+  INFO(p.dump());
+  CHECK(p["outcome"] == "succeeded");
+  CheckResumeBrief(Slurp(saved), "interrupted");
+}
+
+TEST_CASE("a writer retried after a hard timeout resumes too; a first attempt does not",
+          "[recovery][resume]") {
+  DaemonFixture d;
+  std::string repo = MakeRepo(d);
+  StartWithFake(d, repo);
+  std::string saved = d.dir() + "/resumed-brief.txt";
+  std::string id = Dispatched(d, PartialWriter(saved), {"--timeout-s", "3"});
+  auto p = WaitFinal(d, id);
+  INFO(p.dump());
+  CHECK(p["outcome"] == "succeeded");
+  auto show = d.CliJson({"task", "show", id});
+  REQUIRE(show["dispatches"].size() == 2);
+  CHECK(show["dispatches"][0]["failure_kind"] == "timeout");
+  CheckResumeBrief(Slurp(saved), "timeout");
+  // A fresh task's first attempt gets its brief as written.
+  std::string fresh = d.dir() + "/fresh-brief.txt";
+  std::string other = Dispatched(d, "FAKE: save-brief " + fresh + "\n");
+  CHECK(Payload(WaitDone(d, other))["outcome"] == "succeeded");
+  CHECK(Slurp(fresh).find("RESUME") == std::string::npos);
 }

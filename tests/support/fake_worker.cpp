@@ -40,6 +40,9 @@
 //   if-fix VERB ARGS    run VERB only in a fix round      if-first VERB ARGS   only in the first
 // A worker that asks (its brief comes back with "Answer to your BLOCKERS"):
 //   if-answered VERB ARGS   run VERB only once answered   if-unanswered VERB ARGS   only before
+// A writer re-queued after an attempt that ended early (its brief opens "RESUME, DON'T RESTART"):
+//   if-resumed VERB ARGS    run VERB only when resumed    if-fresh VERB ARGS   only when not
+//   save-brief FILE         write the whole brief it received to FILE
 // Review lines may also come from a diff: "+FAKE-REVIEW ..." counts like "FAKE-REVIEW ...".
 #include <signal.h>
 #include <sys/inotify.h>
@@ -295,6 +298,11 @@ int main(int argc, char** argv) {
       if ((verb == "if-answered") != answered) continue;
       cmd >> verb;
     }
+    const bool resumed = brief.find("RESUME, DON'T RESTART") != std::string::npos;
+    if (verb == "if-resumed" || verb == "if-fresh") {
+      if ((verb == "if-resumed") != resumed) continue;
+      cmd >> verb;
+    }
     std::string rest;
     std::getline(cmd, rest);
     if (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
@@ -496,6 +504,8 @@ int main(int argc, char** argv) {
                 << std::endl;
     } else if (verb == "count") {
       Bump(rest);
+    } else if (verb == "save-brief") {
+      std::ofstream(rest, std::ios::binary) << brief;
     }
   }
   if (contract) {

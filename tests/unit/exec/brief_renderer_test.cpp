@@ -29,6 +29,23 @@ TEST_CASE("brief rendering: sections, template placeholders and the contract", "
   CHECK(plain.find("BLOCKERS") != std::string::npos);
 }
 
+TEST_CASE("a resumed attempt's opening comes before the task in every template and plain",
+          "[exec][resume]") {
+  exec::BriefInput in;
+  in.brief = "ROLE: writer\nTASK: fix the tokenizer\nDONE: parser tests pass\n";
+  in.resume = "RESUME, DON'T RESTART: dispatch 4 ended early.\n  src/a.cpp | 3 ++-\n";
+  std::string dir = std::string(CONCLAVE_SOURCE_DIR) + "/profiles";
+  for (std::string name : {"", "codex", "deepseek", "glm", "qwen"}) {
+    INFO("template '" << name << "'");
+    std::string r = exec::RenderBrief(dir, name, in);
+    size_t resume = r.find("RESUME, DON'T RESTART");
+    REQUIRE(resume != std::string::npos);
+    CHECK(r.find("src/a.cpp | 3") != std::string::npos);
+    CHECK(resume < r.find("fix the tokenizer"));
+  }
+  in.resume.clear();
+  CHECK(exec::RenderBrief(dir, "codex", in).find("RESUME") == std::string::npos);
+}
 
 TEST_CASE("per-family brief templates keep each family's section order", "[exec]") {
   exec::BriefInput in;

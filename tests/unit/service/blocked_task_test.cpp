@@ -21,6 +21,9 @@ struct Contracted : ServiceHarness {
     AddTerminal("w1", "p");
   }
   void Finish(const std::string& out, int exit_code = 0) {
+    // A re-dispatch after an operational failure resumes: its launch waits for the partial
+    // work to be read off the loop.
+    REQUIRE(RunUntil([&] { return !launcher.Running().empty(); }));
     auto running = launcher.Running();
     REQUIRE(running.size() == 1);
     launcher.Finish(running.front(), out, exit_code);

@@ -80,10 +80,15 @@ TEST_CASE("the spawn journal's reader keeps whole lines only, the last entry per
     REQUIRE(j.Record(7, {4242, 99}));
     REQUIRE(j.Record(8, {4343, 100}));
     REQUIRE(j.Record(7, {4444, 101}));
+    REQUIRE(j.Record(14, {4545, 102, "0123456789abcdef0123456789abcdef01234567"}));
   }
-  std::ofstream(path, std::ios::app) << "9 x 1\n10 1 5\n11 5000 7 extra\n-3 5000 7\n12 6000";
+  std::ofstream(path, std::ios::app)
+      << "9 x 1\n10 1 5\n11 5000 7 extra\n15 5000 7 ABC\n-3 5000 7\n12 6000";
   auto entries = exec::ReadSpawnJournal(path);
-  CHECK(entries.size() == 2);
+  CHECK(entries.size() == 3);
+  CHECK(entries[14].start_head == "0123456789abcdef0123456789abcdef01234567");  // a writer's
+  CHECK(entries[7].start_head.empty());
+  CHECK(entries.count(15) == 0);  // not a lower-case hex commit
   CHECK(entries[7].pid == 4444);
   CHECK(entries[7].start_time == 101);
   CHECK(entries[8].pid == 4343);
@@ -93,7 +98,7 @@ TEST_CASE("the spawn journal's reader keeps whole lines only, the last entry per
   CHECK(entries.count(12) == 0);  // torn last line
   exec::SpawnJournal j(path);
   j.Clear();  // nothing written by this instance: left alone
-  CHECK(exec::ReadSpawnJournal(path).size() == 2);
+  CHECK(exec::ReadSpawnJournal(path).size() == 3);
   REQUIRE(j.Record(13, {5555, 1}));
   j.Clear();
   CHECK(exec::ReadSpawnJournal(path).empty());

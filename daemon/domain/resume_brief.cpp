@@ -1,0 +1,56 @@
+// Contract: see resume_brief.h.
+#include "domain/resume_brief.h"
+
+#include "domain/failure_kind.h"
+
+namespace conclave::domain {
+namespace {
+
+bool EndedEarly(const Dispatch& d) {
+  if (d.state == DispatchState::kInterrupted) return true;
+  if (d.state != DispatchState::kFailed && d.state != DispatchState::kTimedOut) return false;
+  auto kind = ParseFailureKind(d.failure_kind);
+  return kind && IsOperational(*kind) && *kind != FailureKind::kSpawnFailed &&
+         *kind != FailureKind::kInternalError && *kind != FailureKind::kCrashLoop;
+}
+
+}  // namespace
+
+std::optional<ResumePoint> ResumeFrom(const std::vector<Dispatch>& task_dispatches,
+                                      int64_t current_id) {
+  size_t at = task_dispatches.size();
+  for (size_t i = 0; i < task_dispatches.size(); ++i) {
+    if (task_dispatches[i].id == current_id) at = i;
+  }
+  if (at == 0 || at == task_dispatches.size()) return std::nullopt;
+  const Dispatch& prev = task_dispatches[at - 1];
+  if (!EndedEarly(prev)) return std::nullopt;
+  ResumePoint p;
+  p.previous_dispatch = prev.id;
+  p.failure_kind = prev.failure_kind;
+  p.evidence = prev.evidence;
+  // The partial work is everything since the first of the consecutive early endings began.
+  for (size_t i = at; i-- > 0 && EndedEarly(task_dispatches[i]);) {
+    if (!task_dispatches[i].start_head.empty()) p.base_head = task_dispatches[i].start_head;
+  }
+  return p;
+}
+
+std::string ResumeOpening(const ResumePoint& p, const std::string& partial_work) {
+  std::string out = std::string(kResumeMarker) + ": an earlier attempt at this task (dispatch " +
+                    std::to_string(p.previous_dispatch) + ") ended early (" + p.failure_kind +
+                    (p.evidence.empty() ? "" : ": " + p.evidence) + ").\n";
+  if (!partial_work.empty()) {
+    out += "The work it left in this repository since it started (" +
+           p.base_head.substr(0, 12) + "):\n" + partial_work;
+    if (out.back() != '\n') out += '\n';
+  } else {
+    out += "Its partial work, if any, is still in your working directory.\n";
+  }
+  out += "Verify and finalize: first check what is already done (read the changes, run the "
+         "checks), then finish what is missing. Do not start over and do not redo finished "
+         "work.\n";
+  return out;
+}
+
+}  // namespace conclave::domain
