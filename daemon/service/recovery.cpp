@@ -17,7 +17,8 @@ using domain::TerminalState;
 
 void Recovery::StopSurvivors(const std::vector<domain::Dispatch>& running) {
   // Only when /proc still shows the very process we started (same start time).
-  std::vector<pid_t> signalled;
+  std::vector<pid_t> signalled;           // process groups
+  std::vector<exec::ProcStat> unrecorded;  // single processes that lead no group
   for (const auto& d : running) {
     if (d.pid > 1 && exec::SameProcess(d.pid, d.proc_start)) {
       spdlog::info("recovery: stopping surviving worker group {} of dispatch {}", d.pid, d.id);
@@ -33,22 +34,33 @@ void Recovery::StopSurvivors(const std::vector<domain::Dispatch>& running) {
                 "CONCLAVE_DISPATCH_ID=" + std::to_string(d.id)})) {
         spdlog::info("recovery: stopping unrecorded worker {} (group {}) of dispatch {}", p.pid,
                      p.pgid, d.id);
-        kill(p.pid, SIGTERM);
-        exec::SignalGroup(p.pgid, SIGTERM);
-        signalled.push_back(p.pgid > 1 ? p.pgid : p.pid);
+        // Its own group only when it leads it (a worker's processes may have joined another
+        // group of the session); otherwise just the process (its kin are found by the scan).
+        if (p.pgid == p.pid) {
+          exec::SignalGroup(p.pgid, SIGTERM);
+          signalled.push_back(p.pgid);
+        } else {
+          kill(p.pid, SIGTERM);
+          unrecorded.push_back(p);
+        }
       }
     }
   }
   // Startup, before serving: waiting here holds up nothing but the start.
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::milliseconds(core_.config.kill_grace_ms);
-  while (!signalled.empty() && std::chrono::steady_clock::now() < deadline) {
+  while ((!signalled.empty() || !unrecorded.empty()) &&
+         std::chrono::steady_clock::now() < deadline) {
     bool any = false;
     for (pid_t p : signalled) any |= exec::ProcessGroupAlive(p);
+    for (const auto& p : unrecorded) any |= exec::SameProcess(p.pid, p.start_time);
     if (!any) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   for (pid_t p : signalled) exec::SignalGroup(p, SIGKILL);
+  for (const auto& p : unrecorded) {
+    if (exec::SameProcess(p.pid, p.start_time)) kill(p.pid, SIGKILL);
+  }
 }
 
 void Recovery::Requeue(domain::Dispatch d) {

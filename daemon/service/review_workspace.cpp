@@ -135,8 +135,8 @@ void ReviewWorkspace::Cleanup(int64_t review_id, int revision, const std::string
         commands.Run({"git", "-C", repo, "worktree", "remove", "--force", tree}, "/", kGitTimeoutMs);
       }
       SetWritable(base, true);
-      std::lock_guard lock(*mu);
       fs::remove_all(base, ec);
+      std::lock_guard lock(*mu);
       fs::remove(fs::path(base).parent_path(), ec);  // review-<id>, once its last round is gone
     }
     if (!repo.empty()) commands.Run({"git", "-C", repo, "worktree", "prune"}, "/", kGitTimeoutMs);

@@ -195,7 +195,12 @@ void RunSupervisor::NotLaunched(int64_t dispatch_id, StopReason reason, const st
   exec::RunOutcome o;
   o.stop = reason;
   o.stop_detail = detail;
-  completion_.OnRunFinished(dispatch_id, o, 0, nullptr, std::nullopt);
+  // Shutdown waits for this outcome too, so no dispatch is left running by a clean stop.
+  ++unlaunched_;
+  completion_.OnRunFinished(dispatch_id, o, 0, [this] {
+    --unlaunched_;
+    MaybeAllStopped();
+  }, std::nullopt);
 }
 
 exec::RunCallbacks RunSupervisor::CallbacksFor(int64_t dispatch_id) {
@@ -314,6 +319,8 @@ void RunSupervisor::OnFinished(int64_t dispatch_id, const exec::RunOutcome& outc
 void RunSupervisor::StopRun(int64_t dispatch_id, StopReason reason, const std::string& detail) {
   auto it = runs_.find(dispatch_id);
   if (it != runs_.end()) it->second.run->Stop(reason, detail);
+  // Cancelled or force-closed while its partial work was being read: it never starts.
+  if (resuming_.erase(dispatch_id) > 0) NotLaunched(dispatch_id, reason, detail);
 }
 
 std::vector<Liveness> RunSupervisor::LivenessOf(const std::vector<int64_t>& task_ids) {
@@ -367,7 +374,7 @@ void RunSupervisor::StopAll(std::function<void()> done) {
 }
 
 void RunSupervisor::MaybeAllStopped() {
-  if (!all_stopped_ || !runs_.empty()) return;
+  if (!all_stopped_ || !runs_.empty() || unlaunched_ > 0) return;
   stop_deadline_.reset();
   std::exchange(all_stopped_, nullptr)();
 }

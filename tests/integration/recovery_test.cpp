@@ -206,7 +206,7 @@ TEST_CASE("a writer re-queued after a crash resumes: its brief opens with the pa
   CheckResumeBrief(Slurp(saved), "interrupted");
 }
 
-TEST_CASE("a writer retried after a hard timeout resumes too; a first attempt does not",
+TEST_CASE("a writer retried after a hard timeout resumes too, a first attempt does not",
           "[recovery][resume]") {
   DaemonFixture d;
   std::string repo = MakeRepo(d);

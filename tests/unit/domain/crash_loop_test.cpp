@@ -26,7 +26,7 @@ Dispatch Died(int64_t id, int64_t started_ms, int64_t lived_ms) {
   return d;
 }
 
-TEST_CASE("three unclean deaths soon after the start are a crash loop; two are not",
+TEST_CASE("three unclean deaths soon after the start are a crash loop, two are not",
           "[crash_loop]") {
   std::vector<Dispatch> earlier = {Died(1, 1000, 5000), Died(2, 10000, 4000)};
   CHECK(IsCrashLoop(earlier, Running(3, 20000), 26000, kWindow));

@@ -43,7 +43,13 @@ TEST_CASE("FindProcessesWithEnv finds a child by its environment entries, and on
   spec.cwd = "/";
   auto c = exec::SpawnChild(spec);
   REQUIRE(c.ok());
-  auto found = exec::FindProcessesWithEnv({mark, "CONCLAVE_DISPATCH_ID=7"});
+  // posix_spawn returns once the child's exec has swapped its memory, which can be before the
+  // kernel has laid out its new environment: look until it has (bounded).
+  std::vector<exec::ProcStat> found;
+  for (int i = 0; i < 5000 && found.empty(); ++i) {
+    found = exec::FindProcessesWithEnv({mark, "CONCLAVE_DISPATCH_ID=7"});
+    if (found.empty()) usleep(1000);
+  }
   REQUIRE(found.size() == 1);
   CHECK(found[0].pid == c->pid);
   CHECK(found[0].pgid == c->pid);
