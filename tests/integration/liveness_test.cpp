@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "daemon_fixture.h"
+#include "worker_waits.h"
 
 using conclave::testing::DaemonFixture;
 using json = nlohmann::json;
+using namespace conclave::testing::waits;
 
 namespace {
 
@@ -28,18 +30,7 @@ std::string Dispatch(DaemonFixture& d, const std::string& brief) {
   return id;
 }
 
-json DonePayload(DaemonFixture& d, const std::string& task) {
-  std::string after = "0";
-  for (;;) {
-    auto r = d.CliJson({"wait", "--task", task, "--types", "worker_done", "--from", "conclaved",
-                        "--after", after, "--timeout-ms", "30000"});
-    REQUIRE(!r["messages"].empty());
-    for (const auto& m : r["messages"]) {
-      if (m["from"] == "conclaved") return json::parse(m["payload_json"].get<std::string>());
-    }
-    after = r["cursor"].get<std::string>();
-  }
-}
+json DonePayload(DaemonFixture& d, const std::string& task) { return Payload(WaitDone(d, task)); }
 
 std::vector<json> Heartbeats(DaemonFixture& d, const std::string& task) {
   std::vector<json> out;

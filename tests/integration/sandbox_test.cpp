@@ -16,11 +16,13 @@
 #include <sstream>
 
 #include "daemon_fixture.h"
+#include "worker_waits.h"
 
 using conclave::testing::DaemonFixture;
 using conclave::testing::RunProgram;
 using conclave::testing::WaitFor;
 using json = nlohmann::json;
+using namespace conclave::testing::waits;
 using namespace std::chrono_literals;
 
 namespace {
@@ -77,15 +79,6 @@ std::vector<pid_t> Descendants(pid_t root) {
     }
   }
   return out;
-}
-
-bool Gone(pid_t pid) {
-  if (kill(pid, 0) != 0) return true;
-  std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(st, line);
-  auto close = line.rfind(')');
-  return close != std::string::npos && line.size() > close + 2 && line[close + 2] == 'Z';
 }
 
 TEST_CASE("a sandboxed worker cannot see the daemon's state or config, writes only its worktree, "
@@ -211,10 +204,10 @@ TEST_CASE("cancelling a sandboxed worker ends everything inside its namespace", 
   INFO("bwrap " << bwrap << " has " << inside.size() << " descendants");
   REQUIRE(inside.size() >= 3);  // the namespace's init, the worker, its grandchild
   d.CliJson({"task", "cancel", t});
-  CHECK(WaitFor([&] { return Gone(bwrap); }, 20s));
+  CHECK(WaitFor([&] { return ProcessGone(bwrap); }, 20s));
   for (pid_t pid : inside) {
     INFO(pid);
-    CHECK(WaitFor([&] { return Gone(pid); }, 5s));
+    CHECK(WaitFor([&] { return ProcessGone(pid); }, 5s));
   }
 }
 
