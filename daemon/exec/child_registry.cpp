@@ -47,6 +47,11 @@ size_t ChildRegistry::tracked() const {
   return tracked_.size();
 }
 
+bool ChildRegistry::IsTracked(pid_t pid) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tracked_.count(pid) > 0;
+}
+
 int ChildRegistry::ReapOrphans() {
   std::lock_guard<std::mutex> lock(mu_);
   int reaped = 0;

@@ -30,6 +30,7 @@ class ChildRegistry {
   // Reaps every exited child that no owner tracks; returns how many.
   int ReapOrphans();
   size_t tracked() const;
+  bool IsTracked(pid_t pid) const;
 
  private:
   mutable std::mutex mu_;

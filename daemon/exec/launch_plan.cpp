@@ -241,6 +241,8 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   env["CONCLAVE_DISPATCH_ID"] = std::to_string(req.dispatch_id);
   env["CONCLAVE_DISPATCH_TOKEN"] = req.token;
   plan.secrets.push_back(req.token);
+  plan.tree_env = {"CONCLAVE_SOCKET=" + req.socket,
+                   "CONCLAVE_DISPATCH_ID=" + std::to_string(req.dispatch_id)};
   plan.spec.cwd = workdir;
   if (p.sandbox == "bwrap") {
     plan.sandboxed = true;

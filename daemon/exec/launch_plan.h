@@ -60,6 +60,9 @@ struct LaunchPlan {
   // bubblewrap (exec/sandbox).
   bool sandboxed = false;
   SandboxPaths sandbox;
+  // The environment entries that mark every process of this run (exec/run_tree): how its
+  // processes are found after they left its process group.
+  std::vector<std::string> tree_env;
 };
 
 StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req);

@@ -11,6 +11,7 @@ StatusOr<std::shared_ptr<RunHandle>> ProcessLauncher::Launch(const LaunchPlan& p
   if (!child.ok()) return child.status();
   auto run = std::make_shared<WorkerRun>(io_, child.value(), plan.stdin_data, plan.transcript_path,
                                          plan.stdout_path, plan.secrets, limits, std::move(cb));
+  run->SweepTree(&sweeper_, plan.tree_env, plan.sandboxed);
   run->Start();
   return std::shared_ptr<RunHandle>(run);
 }

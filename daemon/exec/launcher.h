@@ -11,6 +11,7 @@
 
 #include "common/status.h"
 #include "exec/launch_plan.h"
+#include "exec/run_tree.h"
 #include "exec/run_types.h"
 
 namespace conclave::exec {
@@ -31,6 +32,7 @@ class ProcessLauncher final : public Launcher {
 
  private:
   boost::asio::io_context& io_;
+  TreeSweeper sweeper_;  // stops what left a run's process group, off the loop
 };
 
 }  // namespace conclave::exec

@@ -217,6 +217,20 @@ void WorkerRun::KillGroupIfPinned() {
   if (!reaped_elsewhere_) SignalGroup(child_.pid, SIGKILL);
 }
 
+void WorkerRun::SweepTree(TreeSweeper* sweeper, std::vector<std::string> env, bool sandboxed) {
+  sweeper_ = sweeper;
+  tree_env_ = std::move(env);
+  sandboxed_ = sandboxed;
+}
+
+RunMarks WorkerRun::Marks() const {
+  RunMarks m;
+  m.leader = child_.pid;
+  m.leader_start = child_.start_time;
+  m.env = tree_env_;
+  return m;
+}
+
 void WorkerRun::Reap() {
   if (reaped_elsewhere_) return;
   int status = 0;
@@ -263,11 +277,22 @@ void WorkerRun::OnIdleTick() {
 void WorkerRun::Terminate() {
   if (phase_ != Phase::kRunning) return;
   phase_ = Phase::kTerminating;
-  SignalGroup(child_.pid, SIGTERM);
+  if (!sandboxed_ || !sweeper_) SignalGroup(child_.pid, SIGTERM);
+  if (sweeper_) {
+    RunMarks m = Marks();
+    m.skip_leader_group = !sandboxed_;
+    m.spare_leader_exe = sandboxed_;
+    sweeper_->Signal(std::move(m), SIGTERM);
+  }
   kill_timer_.expires_after(limits_.kill_grace);
   kill_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
     if (ec) return;
     SignalGroup(self->child_.pid, SIGKILL);
+    if (self->sweeper_) {
+      RunMarks m = self->Marks();
+      m.skip_leader_group = true;
+      self->sweeper_->Signal(std::move(m), SIGKILL);
+    }
   });
 }
 
@@ -281,6 +306,7 @@ void WorkerRun::Stop(domain::StopReason reason, const std::string& detail) {
 void WorkerRun::MaybeFinish() {
   if (phase_ != Phase::kExited || open_streams_ > 0) return;
   Reap();
+  if (sweeper_) sweeper_->SweepAfterExit(Marks());
   phase_ = Phase::kFinished;
   hard_timer_.cancel();
   idle_timer_.cancel();

@@ -26,6 +26,7 @@
 #include "exec/capped_log.h"
 #include "exec/child_process.h"
 #include "exec/redactor.h"
+#include "exec/run_tree.h"
 #include "exec/run_types.h"
 
 namespace conclave::exec {
@@ -40,6 +41,11 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   ~WorkerRun() override;
 
   void Start();
+  // Stops go to the run's whole tree (exec/run_tree), not only its group: a SIGTERM reaches
+  // what called setsid, a SIGKILL ends it, and what is left after the leader exits is killed.
+  // A sandboxed run's SIGTERM goes to the processes inside bwrap, not to bwrap (which would
+  // end them with SIGKILL at once). Call before Start; without it only the group is signalled.
+  void SweepTree(TreeSweeper* sweeper, std::vector<std::string> env, bool sandboxed);
   void Stop(domain::StopReason reason, const std::string& detail) override;
   pid_t pid() const override { return child_.pid; }
   int64_t start_time() const override { return child_.start_time; }
@@ -87,6 +93,10 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   // Set when the current silence was reported through on_idle; cleared by new output.
   std::optional<std::chrono::steady_clock::time_point> silence_reported_;
   RunOutcome outcome_;
+  TreeSweeper* sweeper_ = nullptr;
+  std::vector<std::string> tree_env_;
+  bool sandboxed_ = false;
+  RunMarks Marks() const;
 };
 
 }  // namespace conclave::exec

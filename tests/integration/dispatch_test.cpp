@@ -221,6 +221,47 @@ TEST_CASE("hard timeout kills the whole process tree, leaving no survivors", "[d
   d.CliJson({"task", "cancel", id});
 }
 
+// A grandchild that called setsid and was re-parented away (to the daemon, as subreaper) is
+// not in the worker's process group: signalling the group alone leaves it running forever.
+TEST_CASE("a setsid grandchild is stopped on normal completion, timeout, cancel and shutdown",
+          "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d, 4);
+  for (const char* h : {"w1", "w2", "w3", "w4"}) {
+    d.Cli({"terminal", "create", "--profile", "fake", "--handle", h, "--cwd", d.dir()});
+  }
+  auto escapee = [&](const std::string& name, const std::string& then, const std::string& to,
+                     std::vector<std::string> flags) {
+    std::string pidfile = d.dir() + "/" + name + ".pid";
+    std::string id = CreateTask(d, "FAKE: escapee " + pidfile + "\n" + then);
+    std::vector<std::string> args = {"dispatch", "--task", id, "--to", to};
+    args.insert(args.end(), flags.begin(), flags.end());
+    d.CliJson(args);
+    pid_t pid = WaitForMarker(pidfile);
+    // It really left: a session of its own (whose group it is in), not the worker's group.
+    REQUIRE(getsid(pid) != getsid(0));
+    REQUIRE(getpgid(pid) == getsid(pid));
+    return std::make_pair(id, pid);
+  };
+  auto [done_id, done_pid] = escapee("done", "FAKE: print finished\n", "w1", {});
+  CHECK(Payload(WaitDone(d, done_id))["outcome"] == "succeeded");
+  CHECK(WaitFor([&] { return ProcessGone(done_pid); }, 10s));
+
+  auto [slow_id, slow_pid] = escapee("slow", "FAKE: hang stubborn\n", "w2", {"--timeout-s", "1"});
+  CHECK(Payload(WaitDone(d, slow_id))["failure_kind"] == "timeout");
+  CHECK(WaitFor([&] { return ProcessGone(slow_pid); }, 10s));
+  d.CliJson({"task", "cancel", slow_id});
+
+  auto [cancel_id, cancel_pid] = escapee("cancel", "FAKE: hang\n", "w3", {});
+  d.CliJson({"task", "cancel", cancel_id});
+  CHECK(WaitFor([&] { return ProcessGone(cancel_pid); }, 10s));
+
+  auto [stop_id, stop_pid] = escapee("stop", "FAKE: hang\n", "w4", {});
+  (void)stop_id;
+  CHECK(d.Stop() == 0);
+  CHECK(WaitFor([&] { return ProcessGone(stop_pid); }, 10s));
+}
+
 TEST_CASE("megabytes of output are handled with bounded memory and a full transcript",
           "[dispatch]") {
   DaemonFixture d;

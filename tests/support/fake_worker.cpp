@@ -5,6 +5,9 @@
 //                                                                   with "hang stubborn")
 //   spew BYTES          print BYTES of filler         cost USD      print "conclave-cost-usd: USD"
 //   grandchild PIDFILE  fork a sleeping grandchild in the same group, write its pid
+//   escapee PIDFILE     a grandchild that leaves the run: setsid, a double fork (re-parented
+//                       away from the worker), ignores SIGTERM; writes its pid
+//   on-term FILE        on SIGTERM write "graceful" to FILE and exit 0 (a clean stop)
 //   write FILE TEXT     write TEXT to FILE (relative to cwd)
 //   changes FILE        list FILE under CHANGES       status S      PASS (default) | FAIL | BLOCKED
 //   blockers TEXT       the BLOCKERS section          no-contract   omit the contract sections
@@ -363,6 +366,41 @@ int main(int argc, char** argv) {
         for (;;) pause();
       }
       std::ofstream(rest) << p;
+    } else if (verb == "escapee") {
+      int fds[2];
+      if (pipe(fds) != 0) return 1;
+      pid_t mid = fork();
+      if (mid == 0) {
+        setsid();
+        if (fork() == 0) {
+          signal(SIGTERM, SIG_IGN);
+          pid_t self = getpid();
+          ssize_t wn = write(fds[1], &self, sizeof self);
+          (void)wn;
+          close(fds[1]);
+          for (;;) pause();
+        }
+        _exit(0);
+      }
+      close(fds[1]);
+      pid_t escaped = 0;
+      ssize_t rn = read(fds[0], &escaped, sizeof escaped);
+      (void)rn;
+      close(fds[0]);
+      waitpid(mid, nullptr, 0);
+      std::ofstream(rest) << escaped;
+    } else if (verb == "on-term") {
+      static std::string term_file;
+      term_file = rest;
+      signal(SIGTERM, [](int) {
+        int fd = open(term_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+          ssize_t wn = write(fd, "graceful\n", 9);
+          (void)wn;
+          close(fd);
+        }
+        _exit(0);
+      });
     } else if (verb == "write") {
       std::istringstream w(rest);
       std::string file, text;

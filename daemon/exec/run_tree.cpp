@@ -1,0 +1,126 @@
+#include "exec/run_tree.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <boost/asio/post.hpp>
+#include <charconv>
+#include <fstream>
+#include <future>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "exec/child_registry.h"
+
+namespace conclave::exec {
+namespace {
+
+std::vector<pid_t> NumericEntries(const char* dir_path) {
+  std::vector<pid_t> out;
+  DIR* dir = opendir(dir_path);
+  if (!dir) return out;
+  while (dirent* e = readdir(dir)) {
+    pid_t pid = 0;
+    std::string_view name(e->d_name);
+    auto [p, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
+    if (ec == std::errc() && p == name.data() + name.size() && pid > 1) out.push_back(pid);
+  }
+  closedir(dir);
+  return out;
+}
+
+}  // namespace
+
+std::vector<ProcStat> FindRunProcesses(const RunMarks& m) {
+  const uid_t me = geteuid();
+  const pid_t self = getpid();
+  std::map<pid_t, ProcStat> all;
+  for (pid_t pid : NumericEntries("/proc")) {
+    if (pid == self) continue;
+    struct stat st {};
+    if (stat(("/proc/" + std::to_string(pid)).c_str(), &st) != 0 || st.st_uid != me) continue;
+    if (auto ps = ReadProcStat(pid)) all[pid] = *ps;
+  }
+  std::set<pid_t> roots;
+  auto leader = all.find(m.leader);
+  if (leader != all.end() && leader->second.start_time == m.leader_start) roots.insert(m.leader);
+  if (!m.env.empty()) {
+    for (const auto& ps : FindProcessesWithEnv(m.env)) {
+      if (all.count(ps.pid)) roots.insert(ps.pid);
+    }
+  }
+  std::multimap<pid_t, pid_t> children;
+  for (const auto& [pid, ps] : all) children.emplace(ps.ppid, pid);
+  std::set<pid_t> members;
+  std::vector<pid_t> todo(roots.begin(), roots.end());
+  while (!todo.empty()) {
+    pid_t p = todo.back();
+    todo.pop_back();
+    if (!members.insert(p).second) continue;
+    auto [b, e] = children.equal_range(p);
+    for (auto it = b; it != e; ++it) todo.push_back(it->second);
+  }
+  std::string spare = m.spare_leader_exe && leader != all.end() ? ReadProcExe(m.leader) : "";
+  std::vector<ProcStat> out;
+  for (pid_t p : members) {
+    const ProcStat& ps = all[p];
+    if (m.skip_leader_group && ps.pgid == m.leader) continue;
+    if (!spare.empty() && ReadProcExe(p) == spare) continue;
+    out.push_back(ps);
+  }
+  return out;
+}
+
+int SignalProcesses(const std::vector<ProcStat>& procs, int sig) {
+  int sent = 0;
+  for (const auto& ps : procs) {
+    int fd = static_cast<int>(syscall(SYS_pidfd_open, ps.pid, 0));
+    if (fd < 0) continue;
+    // The pidfd pins this process: if its start time still matches, it is the one scanned.
+    if (ReadProcStartTime(ps.pid) == ps.start_time &&
+        syscall(SYS_pidfd_send_signal, fd, sig, nullptr, 0) == 0) {
+      ++sent;
+    }
+    close(fd);
+  }
+  return sent;
+}
+
+bool HasUntrackedChildren() {
+  const pid_t self = getpid();
+  std::string base = "/proc/" + std::to_string(self) + "/task";
+  for (pid_t tid : NumericEntries(base.c_str())) {
+    std::ifstream in(base + "/" + std::to_string(tid) + "/children");
+    for (pid_t child; in >> child;) {
+      if (!ChildRegistry::Instance().IsTracked(child)) return true;
+    }
+  }
+  return false;
+}
+
+TreeSweeper::~TreeSweeper() { pool_.join(); }
+
+void TreeSweeper::Signal(RunMarks marks, int sig) {
+  boost::asio::post(pool_, [marks = std::move(marks), sig] {
+    SignalProcesses(FindRunProcesses(marks), sig);
+  });
+}
+
+void TreeSweeper::SweepAfterExit(RunMarks marks) {
+  boost::asio::post(pool_, [marks = std::move(marks)] {
+    if (!HasUntrackedChildren()) return;
+    SignalProcesses(FindRunProcesses(marks), SIGKILL);
+  });
+}
+
+void TreeSweeper::Drain() {
+  std::promise<void> done;
+  boost::asio::post(pool_, [&done] { done.set_value(); });
+  done.get_future().wait();
+}
+
+}  // namespace conclave::exec
