@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "api/conclave_service.h"
+#include "api/dispatch_socket_listener.h"
 #include "api/grpc_server.h"
 #include "common/clock.h"
 #include "conclave_build_info.h"
@@ -187,6 +188,8 @@ int main(int argc, char** argv) {
     spdlog::warn("profile {}: {}{}", e.file, e.field.empty() ? "" : e.field + ": ", e.error);
   }
   core.bus.SeedLastSeq(core.messages.LastSeq());
+  api::DispatchSocketListener dispatch_sockets(c.state_dir + "/sockets");
+  core.dispatch_sockets = &dispatch_sockets;
   service::Services services(core);
   services.Start();
 
@@ -196,6 +199,7 @@ int main(int argc, char** argv) {
   if (!server.ok()) return Fail(server.status().message());
   // Migrations and recovery are done: health checks say SERVING until shutdown begins; while
   // the store refuses writes (disk full) NOT_SERVING, and SERVING again once it resumes.
+  dispatch_sockets.Start(&server.value()->grpc(), grpc_service.peers());
   api::HealthStatus health(server.value()->grpc());
   core.batcher.OnModeChange([&health, &core](service::CommitBatcher::Mode mode) {
     using Mode = service::CommitBatcher::Mode;
@@ -223,6 +227,7 @@ int main(int argc, char** argv) {
       core.batcher.Flush();
       // Shutdown() waits for in-flight RPCs, which complete on this loop: call it elsewhere.
       shutdown_thread = std::thread([&] {
+        dispatch_sockets.Stop();
         server.value()->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
         boost::asio::post(io, [&] {
           core.batcher.Flush();

@@ -14,6 +14,7 @@ enum class Kind { kHideDir, kHideFile, kBind, kBindTry, kReadOnlyTry };
 struct Mount {
   Kind kind;
   std::string path;
+  std::string source = "";  // bound from here when set (else from path)
 };
 
 size_t Depth(const std::string& path) {
@@ -93,6 +94,7 @@ Status ResolveSandboxPaths(SandboxPaths& p) {
   p.dispatch_dir = Canonical(p.dispatch_dir);
   p.state_dir = Canonical(p.state_dir);
   p.socket = Canonical(p.socket);
+  if (!p.socket_source.empty()) p.socket_source = Canonical(p.socket_source);
   p.home = Canonical(p.home);
   p.config_file = Canonical(p.config_file);
   std::vector<std::string> ro;
@@ -124,7 +126,7 @@ std::vector<std::string> BwrapArgv(const SandboxPaths& p, const std::vector<std:
   }
   mounts.push_back({Kind::kBind, p.cwd});
   if (!p.dispatch_dir.empty()) mounts.push_back({Kind::kBind, p.dispatch_dir});
-  if (!p.socket.empty()) mounts.push_back({Kind::kBind, p.socket});
+  if (!p.socket.empty()) mounts.push_back({Kind::kBind, p.socket, p.socket_source});
   for (const auto& f : p.readonly) mounts.push_back({Kind::kReadOnlyTry, f});
   // A commit writes objects, refs, logs and the worktree's own git dir; never the hooks or the
   // config, which would run code or change behaviour outside the sandbox.
@@ -161,7 +163,7 @@ std::vector<std::string> BwrapArgv(const SandboxPaths& p, const std::vector<std:
         argv.insert(argv.end(), {"--ro-bind", "/dev/null", m.path});
         break;
       case Kind::kBind:
-        argv.insert(argv.end(), {"--bind", m.path, m.path});
+        argv.insert(argv.end(), {"--bind", m.source.empty() ? m.path : m.source, m.path});
         break;
       case Kind::kBindTry:
         argv.insert(argv.end(), {"--bind-try", m.path, m.path});

@@ -2,9 +2,9 @@
 // read-only except its working directory (and, in a git worktree, what a commit writes), its
 // dispatch directory (but not the files the daemon writes there and reads back, e.g. the
 // stdout.log its result is parsed from) and a private /tmp; with the daemon's state directory, the directory of
-// its socket and of its config file not visible — only the socket itself is bound back in, at
-// the same path, so the worker reaches the API (where the daemon still knows it as a worker by
-// its peer credentials) and nothing else of the daemon's. In its own pid namespace (it cannot
+// its socket and of its config file not visible — only the dispatch's own socket is bound in,
+// at the path of the daemon's, so the worker reaches the API with a worker's rights (the daemon
+// knows it by the socket it came through) and nothing else of the daemon's. In its own pid namespace (it cannot
 // see the daemon through /proc/<pid>/root), session, IPC and UTS namespaces; it dies with the
 // daemon. Signalling the outer bwrap's process group ends the whole namespace.
 // BwrapArgv is pure; FindGitDirs and ResolveSandboxPaths read the filesystem (small reads of
@@ -32,6 +32,9 @@ struct SandboxPaths {
   std::string cwd;           // read-write; the worker starts here
   std::string dispatch_dir;  // read-write
   std::string socket;        // the daemon's unix socket, bound at the same path ("" for none)
+  // When set, bound at `socket` instead: the dispatch's own socket (worker rights only), so
+  // the daemon's socket is not reachable from inside at all.
+  std::string socket_source;
   std::string home;          // the worker's real HOME when it is not isolated, "" otherwise
   std::string state_dir;     // hidden
   std::string config_file;   // its directory hidden ("" when the daemon has no config file)

@@ -29,6 +29,19 @@ Caller Callers::Resolve(const PeerInfo& peer) {
     c.role = CallerRole::kForeign;
     return c;
   }
+  if (peer.via_dispatch > 0) {
+    // Only a worker is ever given this socket: it speaks for its dispatch while that runs,
+    // and for nothing once it ended.
+    c.role = CallerRole::kUnboundWorker;
+    auto d = core_.dispatches.Get(peer.via_dispatch);
+    if (d && d->state == domain::DispatchState::kRunning) {
+      c.role = CallerRole::kWorker;
+      c.dispatch_id = d->id;
+      c.task_id = d->task_id;
+      c.terminal = d->terminal;
+    }
+    return c;
+  }
   if (!peer.ancestry.descends) return c;
   c.role = CallerRole::kUnboundWorker;
   if (auto d = runs_.DispatchOf(peer.ancestry.chain)) {

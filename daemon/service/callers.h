@@ -26,6 +26,9 @@ struct PeerInfo {
   int32_t pid = 0;
   exec::Ancestry ancestry;  // from the peer up to the daemon, read at accept time
   std::string exe, tty;     // its executable and the terminal on its stdin, read at accept
+  // Connected through this dispatch's own socket (DispatchSockets): that dispatch's worker,
+  // whatever its ancestry says.
+  int64_t via_dispatch = 0;
 };
 
 // Reads the ancestry of a unix-socket peer (pid and uid from SO_PEERCRED).

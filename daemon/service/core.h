@@ -39,6 +39,8 @@ struct Notice {
   std::string subject, body, payload;
 };
 
+class DispatchSockets;
+
 struct Core {
   Core(boost::asio::io_context& io_ctx, const config::Config& cfg, store::Database& database,
        Clock& clk, exec::Launcher& launch, exec::CommandRunner& cmds);
@@ -67,6 +69,8 @@ struct Core {
   exec::Redactor redactor;  // the daemon's standing secrets (exec::DaemonSecrets)
   int64_t started_ms = 0;
   std::string listener;
+  // Sandboxed workers' own sockets (api/DispatchSocketListener); none in service tests.
+  DispatchSockets* dispatch_sockets = nullptr;
 
   // Appends a message to the log and queues it for waiters (call inside batcher.Write).
   void Emit(domain::MessageRecord& m);

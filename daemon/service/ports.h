@@ -27,6 +27,18 @@ struct Liveness {
   std::string state;
 };
 
+// A socket of its own for one dispatch (api/DispatchSocketListener): whoever connects through
+// it is that dispatch's worker, with a worker's rights only. A sandboxed worker gets it bound
+// where the daemon's socket would be.
+class DispatchSockets {
+ public:
+  virtual ~DispatchSockets() = default;
+  // Creates and listens on the dispatch's socket; returns its path.
+  virtual StatusOr<std::string> Open(int64_t dispatch_id) = 0;
+  // Stops listening and removes it (nothing when it was never opened).
+  virtual void Close(int64_t dispatch_id) = 0;
+};
+
 // Stops and inspects running workers (RunSupervisor).
 class RunControl {
  public:

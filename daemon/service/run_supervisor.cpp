@@ -122,6 +122,14 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token,
   }
   if (!resume && LaunchResumed(*d, *t, *term, token)) return;
   auto plan = Plan(*d, token, *t, *term, *p, resume ? resume->opening : "");
+  if (plan.ok() && plan->sandboxed && core_.dispatch_sockets) {
+    // The sandboxed worker's only way to the daemon: a socket that speaks for this dispatch.
+    auto own = core_.dispatch_sockets->Open(dispatch_id);
+    if (!own.ok()) {
+      return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: " + own.status().message());
+    }
+    plan->sandbox.socket_source = own.value();
+  }
   Status prepared = plan.ok() ? exec::PrepareLaunch(plan.value()) : plan.status();
   if (!prepared.ok()) {
     return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: " + prepared.message());
@@ -197,6 +205,7 @@ void RunSupervisor::NotLaunched(int64_t dispatch_id, StopReason reason, const st
   o.stop_detail = detail;
   // Shutdown waits for this outcome too, so no dispatch is left running by a clean stop.
   ++unlaunched_;
+  if (core_.dispatch_sockets) core_.dispatch_sockets->Close(dispatch_id);
   completion_.OnRunFinished(dispatch_id, o, 0, [this] {
     --unlaunched_;
     MaybeAllStopped();
@@ -300,6 +309,7 @@ void RunSupervisor::OnIdle(int64_t dispatch_id, std::chrono::milliseconds silent
 
 void RunSupervisor::OnFinished(int64_t dispatch_id, const exec::RunOutcome& outcome) {
   activity_.Forget(dispatch_id);
+  if (core_.dispatch_sockets) core_.dispatch_sockets->Close(dispatch_id);
   auto it = runs_.find(dispatch_id);
   double probed = it == runs_.end() ? 0 : it->second.cost.latest();
   // A pid not yet in the store goes with the outcome (the run is over: the journal's entry

@@ -211,6 +211,106 @@ TEST_CASE("cancelling a sandboxed worker ends everything inside its namespace", 
   }
 }
 
+// The daemon's own socket is not inside the sandbox at all: what is bound at its path is a
+// socket of this dispatch, and whoever comes through it is this dispatch's worker — also a
+// process that is not the daemon's descendant, which on the daemon's socket is the coordinator.
+TEST_CASE("a sandboxed worker reaches the daemon only through its dispatch's own socket",
+          "[.][sandbox]") {
+  SkipUnlessBwrapRuns();
+  DaemonFixture d;
+  auto p = d.FakeProfile("boxed", "fakefam");
+  p["sandbox"] = "bwrap";
+  p["env"] = {{"CONCLAVE_CLI", CONCLAVE_BIN}};
+  d.WriteProfile("boxed", p);
+  d.Start();
+  std::string work = d.dir() + "/work";
+  std::filesystem::create_directories(work);
+  d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", "w1", "--cwd", work});
+  std::string other =
+      d.CliJson({"task", "create", "--brief", "-"}, "other")["task"]["id"].get<std::string>();
+  std::string gid =
+      d.CliJson({"gate", "create", "--task", other, "--question", "ship it?"})["id"].get<std::string>();
+  std::string brief;
+  for (const char* mode : {"env", "setsid"}) {
+    brief += std::string("FAKE: try-cli ") + mode + " --socket " + d.socket() +
+             " gate resolve " + gid + " --decision approve\n";
+  }
+  brief += "FAKE: try-write " + work + "/started\nFAKE: wait-file " + work + "/go\n";
+  std::string t = d.CliJson({"task", "create", "--brief", "-"}, brief)["task"]["id"].get<std::string>();
+  d.CliJson({"dispatch", "--task", t, "--to", "w1"});
+  REQUIRE(WaitFor([&] { return std::filesystem::exists(work + "/started"); }, 20s));
+  std::string did = d.CliJson({"task", "show", t})["dispatches"][0]["id"].get<std::string>();
+  std::string own = d.state_dir() + "/sockets/d" + did + ".sock";
+  REQUIRE(std::filesystem::exists(own));
+  // This test process is the coordinator on the daemon's socket; through the dispatch's own
+  // socket it is that dispatch's worker: refused the gate, its report stored under w1.
+  auto resolve = RunProgram({CONCLAVE_BIN, "--socket", own, "gate", "resolve", gid, "--decision",
+                             "approve"});
+  CHECK(resolve.exit_code != 0);
+  CHECK(resolve.err.find("may not") != std::string::npos);
+  auto sent = RunProgram({CONCLAVE_BIN, "--socket", own, "send", "--type", "status", "--to",
+                          "coordinator", "--subject", "through-own-socket"});
+  INFO(sent.err);
+  CHECK(sent.exit_code == 0);
+  std::ofstream(work + "/go") << "go";
+  auto done = WaitDone(d, t);
+  std::string out = Payload(done)["result"]["text"].get<std::string>();
+  INFO(out);
+  int tries = 0;
+  std::istringstream lines(out);
+  for (std::string l; std::getline(lines, l);) {
+    if (l.rfind("TRY[", 0) != 0) continue;
+    ++tries;
+    CHECK(l.find(" exit=0 ") == std::string::npos);
+    CHECK(l.find("may not") != std::string::npos);
+  }
+  CHECK(tries == 2);
+  auto gates = d.CliJson({"gate", "list", "--open"});
+  INFO(gates.dump());
+  bool open = false;
+  for (const auto& g : gates["gates"]) open |= g["id"] == gid;
+  CHECK(open);
+  // The send went in as the worker's — not as the coordinator's.
+  std::string from;
+  auto mine = d.CliJson({"inbox", "--types", "status", "--limit", "200"});
+  INFO(sent.out << mine.dump());
+  for (const auto& m : mine["messages"]) {
+    if (m["subject"] == "through-own-socket") from = m["from"].get<std::string>();
+  }
+  CHECK(from == "w1");
+  // Gone with its dispatch; connecting now gets nothing.
+  CHECK(WaitFor([&] { return !std::filesystem::exists(own); }, 10s));
+  CHECK(RunProgram({CONCLAVE_BIN, "--socket", own, "status"}).exit_code != 0);
+}
+
+// bwrap forwards no signal: a SIGTERM to it kills it, and --die-with-parent then ends the
+// worker with SIGKILL. The stop must reach the worker inside, so it can finish cleanly.
+TEST_CASE("a stopped sandboxed worker gets SIGTERM first and stops cleanly", "[.][sandbox]") {
+  SkipUnlessBwrapRuns();
+  DaemonFixture d;
+  auto p = d.FakeProfile("boxed", "fakefam");
+  p["sandbox"] = "bwrap";
+  d.WriteProfile("boxed", p);
+  d.Start();
+  std::string work = d.dir() + "/work";
+  std::filesystem::create_directories(work);
+  d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", "w1", "--cwd", work});
+  std::string t = d.CliJson({"task", "create", "--brief", "-"},
+                            "FAKE: on-term " + work + "/graceful\nFAKE: try-write " + work +
+                                "/started\nFAKE: hang\n")["task"]["id"]
+                      .get<std::string>();
+  d.CliJson({"dispatch", "--task", t, "--to", "w1"});
+  REQUIRE(WaitFor([&] { return std::filesystem::exists(work + "/started"); }, 20s));
+  d.CliJson({"task", "cancel", t});
+  auto done = Payload(WaitDone(d, t));
+  INFO(done.dump());
+  CHECK(done["state"] == "cancelled");
+  CHECK(done["failure_kind"] == "cancelled");
+  std::string said;
+  std::ifstream(work + "/graceful") >> said;
+  CHECK(said == "graceful");
+}
+
 TEST_CASE("doctor says bubblewrap runs here and recommends the sandbox to a CLI profile without it",
           "[.][sandbox]") {
   SkipUnlessBwrapRuns();

@@ -66,6 +66,21 @@ TEST_CASE("bwrap: the state dir is hidden and the dispatch dir bound back inside
   CHECK(*(dash - 1) == "/home/u/proj/wt");
 }
 
+TEST_CASE("bwrap: the dispatch's own socket is bound where the daemon's socket would be",
+          "[sandbox]") {
+  SandboxPaths p = Paths();
+  p.socket_source = "/home/u/.local/state/conclave/sockets/d7.sock";
+  auto argv = BwrapArgv(p, {"claude"});
+  long sock = MountAt(argv, "--bind", "/run/user/1000/conclave/conclave.sock");
+  REQUIRE(sock > 0);
+  CHECK(argv[sock + 1] == "/home/u/.local/state/conclave/sockets/d7.sock");
+  CHECK(sock > MountAt(argv, "--tmpfs", "/run/user/1000/conclave"));
+  // The daemon's own socket is bound nowhere (only its path is used as the destination).
+  CHECK(std::count(argv.begin(), argv.end(), "/run/user/1000/conclave/conclave.sock") == 1);
+  // The sockets directory itself stays hidden with the state dir.
+  CHECK(MountAt(argv, "--bind", "/home/u/.local/state/conclave/sockets") < 0);
+}
+
 TEST_CASE("bwrap: a linked worktree's commit dirs are writable, hooks and config are not",
           "[sandbox]") {
   auto argv = BwrapArgv(Paths(), {"x"});
