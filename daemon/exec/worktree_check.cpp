@@ -2,8 +2,12 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <system_error>
+
+#include "common/hash.h"
 
 namespace conclave::exec {
 namespace fs = std::filesystem;
@@ -44,7 +48,47 @@ int64_t MtimeMs(const fs::path& p) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(sys.time_since_epoch()).count();
 }
 
+constexpr size_t kMaxDirtyFiles = 1000;
+constexpr uintmax_t kMaxHashedBytes = 16u << 20;
+
+// The file's state now: exists, content hash (when small enough), mtime.
+DirtyFile ReadState(const fs::path& p) {
+  DirtyFile f;
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) {
+    f.exists = fs::exists(p, ec);
+    return f;
+  }
+  f.exists = true;
+  f.mtime_ms = MtimeMs(p);
+  if (fs::file_size(p, ec) > kMaxHashedBytes || ec) return f;
+  std::ifstream in(p, std::ios::binary);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  f.sha256 = Sha256Hex(content);
+  return f;
+}
+
 }  // namespace
+
+DirtyFiles SnapshotDirty(CommandRunner& runner, const std::string& cwd) {
+  DirtyFiles out;
+  CommandResult top = runner.Run(Git({"rev-parse", "--show-toplevel"}), cwd, 5000);
+  if (top.exit_code != 0) return out;
+  std::string root = top.out.substr(0, top.out.find('\n'));
+  CommandResult r = runner.Run(Git({"status", "--porcelain=v1", "-z", "--untracked-files=all",
+                                    "--no-renames"}),
+                               cwd, kGitTimeoutMs);
+  if (r.exit_code != 0) return out;
+  for (const auto& path : SplitGitZ(r.out, true)) {
+    if (out.size() >= kMaxDirtyFiles) break;
+    DirtyFile f = ReadState(fs::path(root) / path);
+    // Gone (deleted before the start, or by the worker before this read: it cannot be told)
+    // or not hashed: judged as before.
+    if (!f.exists || f.sha256.empty()) continue;
+    out[path] = f;
+  }
+  return out;
+}
 
 std::vector<std::string> SplitGitZ(const std::string& out, bool porcelain) {
   std::vector<std::string> paths;
@@ -121,8 +165,29 @@ std::vector<std::string> UnpersistedClaims(CommandRunner& runner, const ClaimBas
     problems.push_back("git could not list the changes in " + basis.cwd);
     return problems;
   }
+  // A claim that names a file already dirty at the start holds only if the file changed since.
+  auto untouched = [&](const std::string& repo_path) {
+    if (!basis.dirty_at_start) return false;
+    auto it = basis.dirty_at_start->find(repo_path);
+    if (it == basis.dirty_at_start->end()) return false;
+    const DirtyFile& then = it->second;
+    if (then.mtime_ms < 0 || then.mtime_ms >= basis.started_ms - kMtimeSlackMs) {
+      return false;  // read after the start: it may hold the dispatch's own change
+    }
+    std::string up;  // from the cwd back to the repository root
+    for (char c : prefix) up += c == '/' ? "../" : "";
+    DirtyFile now = ReadState(fs::path(basis.cwd) / up / repo_path);
+    return now.exists == then.exists && now.sha256 == then.sha256;
+  };
   for (const auto& [f, n] : checked) {
-    if (changed.count(Normal(prefix + n)) || changed.count(n)) continue;
+    std::string as_repo = Normal(prefix + n);
+    bool in_changed = changed.count(as_repo) || changed.count(n);
+    if (in_changed && !(untouched(changed.count(as_repo) ? as_repo : n))) continue;
+    if (in_changed) {
+      problems.push_back(f + ": claimed as changed but it is exactly as it was when the dispatch "
+                             "started (it was already modified then)");
+      continue;
+    }
     std::error_code ec;
     bool exists = fs::exists(fs::path(basis.cwd) / n, ec);
     std::string against = basis.start_head.empty()

@@ -96,7 +96,7 @@ CompletionFacts GatherFacts(const CompletionSnapshot& snap, const exec::RunOutco
       f.contract.unpersisted =
           exec::UnpersistedClaims(commands,
                                   {snap.terminal_cwd, snap.dispatch.start_head,
-                                   snap.dispatch.started_ms},
+                                   snap.dispatch.started_ms, snap.dirty_at_start},
                                   f.contract.contract.changed_files);
     }
   }

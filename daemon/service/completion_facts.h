@@ -18,6 +18,7 @@
 #include "exec/output_parser.h"
 #include "exec/profile.h"
 #include "exec/run_types.h"
+#include "exec/worktree_check.h"
 
 namespace conclave::service {
 
@@ -43,6 +44,8 @@ struct CompletionSnapshot {
   std::string dispatch_dir;
   int64_t now_ms = 0;
   int64_t log_cap_bytes = 0;  // the cap the run's logs were written with (stitched first)
+  // A fresh writer attempt's files that were already dirty at its start (null = not known).
+  std::shared_ptr<const exec::DirtyFiles> dirty_at_start;
 };
 
 struct CompletionFacts {

@@ -20,7 +20,8 @@ std::string Dump(const nlohmann::json& j) {
 
 void RunCompletion::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& outcome,
                                   double probed_cost, std::function<void()> recorded,
-                                  std::optional<LaunchRecord> launch) {
+                                  std::optional<LaunchRecord> launch,
+                                  std::shared_ptr<const exec::DirtyFiles> dirty_at_start) {
   auto finish = [recorded = std::move(recorded)] {
     if (recorded) recorded();
   };
@@ -46,6 +47,7 @@ void RunCompletion::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o
   snap.dispatch_dir = core_.DispatchDir(dispatch_id);
   snap.now_ms = core_.clock.NowMs();
   snap.log_cap_bytes = int64_t{core_.config.transcript_cap_mib} << 20;
+  snap.dirty_at_start = std::move(dirty_at_start);
   ++pending_;
   // Reading and parsing up to 8 MiB and running git must not hold the loop.
   boost::asio::post(core_.helpers, [this, snap, outcome, probed_cost, dispatch_id, finish,

@@ -38,8 +38,10 @@ class RunCompletion {
   // (may be empty) is called on the loop once the outcome's write was made (or was not needed).
   // `launch`: the run's pid, start time and start head when the store does not have them yet;
   // they are written with the outcome (and the start head judges a writer's claims).
+  // `dirty_at_start`: a fresh writer's files that were dirty when it started (may be null).
   void OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& outcome, double probed_cost,
-                     std::function<void()> recorded, std::optional<LaunchRecord> launch);
+                     std::function<void()> recorded, std::optional<LaunchRecord> launch,
+                     std::shared_ptr<const exec::DirtyFiles> dirty_at_start = nullptr);
 
   // Number of completions between the run's end and their recording (shutdown waits for 0).
   int pending() const { return pending_; }

@@ -156,6 +156,7 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token,
   active.launch = LaunchRecord{pid, run.value()->start_time(), start_head};
   activity_.Watch(dispatch_id, pid,
                   limits.idle_timeout.count() > 0 ? limits.idle_timeout : limits.idle_kill);
+  if (!start_head.empty() && !resume) SnapshotDirty(dispatch_id, term->cwd);
   if (!journaled) {
     spdlog::warn("dispatch {}: the spawn journal cannot be written; committing the pid now",
                  dispatch_id);
@@ -165,6 +166,24 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token,
   }
   active.record_pid = core_.clock.After(kRecordPidAfterMs, [this, dispatch_id] {
     RecordPid(dispatch_id);
+  });
+}
+
+void RunSupervisor::SnapshotDirty(int64_t dispatch_id, const std::string& cwd) {
+  // Off the loop: git status and hashing. A file the worker changed before this read has an
+  // mtime after the start and is judged without it (exec::ClaimBasis).
+  auto& commands = core_.commands;
+  auto& io = core_.io;
+  runs_[dispatch_id].dirty_pending = true;
+  boost::asio::post(core_.helpers, [this, &commands, &io, dispatch_id, cwd] {
+    auto dirty = std::make_shared<const exec::DirtyFiles>(exec::SnapshotDirty(commands, cwd));
+    boost::asio::post(io, [this, dispatch_id, dirty] {
+      auto it = runs_.find(dispatch_id);
+      if (it == runs_.end()) return;
+      it->second.dirty_at_start = dirty;
+      it->second.dirty_pending = false;
+      if (auto o = std::exchange(it->second.finished, std::nullopt)) OnFinished(dispatch_id, *o);
+    });
   });
 }
 
@@ -311,19 +330,25 @@ void RunSupervisor::OnFinished(int64_t dispatch_id, const exec::RunOutcome& outc
   activity_.Forget(dispatch_id);
   if (core_.dispatch_sockets) core_.dispatch_sockets->Close(dispatch_id);
   auto it = runs_.find(dispatch_id);
+  if (it != runs_.end() && it->second.dirty_pending) {
+    it->second.finished = outcome;  // judged once the starting point is known
+    return;
+  }
   double probed = it == runs_.end() ? 0 : it->second.cost.latest();
   // A pid not yet in the store goes with the outcome (the run is over: the journal's entry
   // has nothing left to find).
   std::optional<LaunchRecord> launch;
+  std::shared_ptr<const exec::DirtyFiles> dirty;
   if (it != runs_.end()) {
     it->second.record_pid.reset();
     launch = std::exchange(it->second.launch, std::nullopt);
+    dirty = it->second.dirty_at_start;
   }
   MaybeClearJournal();
   completion_.OnRunFinished(dispatch_id, outcome, probed, [this, dispatch_id] {
     runs_.erase(dispatch_id);
     MaybeAllStopped();
-  }, launch);
+  }, launch, dirty);
 }
 
 void RunSupervisor::StopRun(int64_t dispatch_id, StopReason reason, const std::string& detail) {

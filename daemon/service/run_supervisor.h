@@ -64,6 +64,11 @@ class RunSupervisor : public RunStarter, public RunControl {
     // journal has the pid meanwhile).
     std::optional<LaunchRecord> launch;
     std::shared_ptr<Alarm> record_pid;
+    // A fresh writer's files that were already dirty at its start (read on the helper pool
+    // right after the spawn; null until then, or when not a fresh writer in a repository).
+    std::shared_ptr<const exec::DirtyFiles> dirty_at_start;
+    bool dirty_pending = false;  // that read is under way: the completion waits for it
+    std::optional<exec::RunOutcome> finished;  // the run ended while it was
   };
   // How long a run goes before its pid is written to the store on its own (a short run's
   // goes with its outcome: no commit of its own).
@@ -88,6 +93,8 @@ class RunSupervisor : public RunStarter, public RunControl {
   exec::RunLimits LimitsFor(const domain::Dispatch& d, const exec::Profile& p) const;
   exec::RunCallbacks CallbacksFor(int64_t dispatch_id);
   void RecordPid(int64_t dispatch_id);
+  // Reads which files are already dirty at a fresh writer's start (helper pool).
+  void SnapshotDirty(int64_t dispatch_id, const std::string& cwd);
   // Empties the spawn journal once every live run's pid is in the store.
   void MaybeClearJournal();
   void NotLaunched(int64_t dispatch_id, domain::StopReason reason, const std::string& detail);

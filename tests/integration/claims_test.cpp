@@ -2,6 +2,7 @@
 // starting point — work the worker committed, a terminal in a subfolder, names that git's
 // porcelain would quote — and a claim of a file never written, which is counted.
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -93,4 +94,40 @@ TEST_CASE("claims: a file never written is counted as claim_not_persisted", "[cl
   CHECK(unpersisted.find("README.md: claimed as changed but identical to the dispatch") !=
         std::string::npos);
   CHECK(unpersisted.find("real.txt") == std::string::npos);
+}
+
+// A file already dirty when the dispatch started (an earlier, uncommitted edit) differs from
+// HEAD — but it is not this dispatch's work unless the worker changed it again.
+TEST_CASE("claims: a file that was already dirty at the start counts only if the worker changed it",
+          "[claims]") {
+  for (bool worker_edits : {false, true}) {
+    DYNAMIC_SECTION("the worker " << (worker_edits ? "edits them again" : "leaves them alone")) {
+      DaemonFixture d;
+      std::string repo = MakeRepo(d);
+      StartAt(d, repo);
+      // Files edited an hour before the dispatch and never committed.
+      auto an_hour_ago = std::filesystem::file_time_type::clock::now() - std::chrono::hours(1);
+      for (const char* f : {"README.md", "old-notes.txt", "sub/keep.txt"}) {
+        d.WriteFile(std::string("repo/") + f, "edited before the dispatch\n");
+        std::filesystem::last_write_time(repo + "/" + f, an_hour_ago);
+      }
+      std::string brief = "FAKE: append sub/keep.txt and again by the worker\n"
+                          "FAKE: changes README.md\nFAKE: changes old-notes.txt\n"
+                          "FAKE: changes sub/keep.txt\n";
+      if (worker_edits) brief = "FAKE: append README.md more\nFAKE: append old-notes.txt more\n" + brief;
+      auto p = Run(d, brief);
+      INFO(p.dump());
+      if (worker_edits) {
+        CHECK(p["outcome"] == "succeeded");
+        continue;
+      }
+      CHECK(p["failure_kind"] == "claim_not_persisted");
+      std::string unpersisted = p["result"]["unpersisted"].dump();
+      CHECK(unpersisted.find("README.md: claimed as changed but it is exactly as it was when "
+                             "the dispatch started") != std::string::npos);
+      CHECK(unpersisted.find("old-notes.txt: claimed as changed but it is exactly as it was") !=
+            std::string::npos);
+      CHECK(unpersisted.find("keep.txt") == std::string::npos);
+    }
+  }
 }

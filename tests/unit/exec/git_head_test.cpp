@@ -2,6 +2,7 @@
 // check against a dispatch's starting point, on real repositories made with git in a temporary
 // directory: a loose ref, a packed ref, a detached HEAD, a linked worktree's `.git` file.
 #include <catch2/catch.hpp>
+#include <memory>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -81,7 +82,7 @@ TEST_CASE("claims hold against the starting point: commits since, subfolder cwd,
   r.Git("add committed.txt");
   r.Git("commit -q -m work");
   ProcessCommandRunner git;
-  ClaimBasis root{r.dir, start, 0};
+  ClaimBasis root{r.dir, start, 0, nullptr};
   CHECK(UnpersistedClaims(git, root, {"committed.txt", "sub/keep.txt", "café.txt",
                                       "my notes.txt", "sub/made.txt"})
             .empty());
@@ -90,13 +91,44 @@ TEST_CASE("claims hold against the starting point: commits since, subfolder cwd,
   CHECK(bad[0].find("identical to the dispatch's starting point") != std::string::npos);
   CHECK(bad[1].find("does not exist") != std::string::npos);
   // From a subfolder: relative to it, or to the repository root.
-  ClaimBasis sub{r.dir + "/sub", start, 0};
+  ClaimBasis sub{r.dir + "/sub", start, 0, nullptr};
   CHECK(UnpersistedClaims(git, sub, {"made.txt", "keep.txt", "sub/made.txt"}).empty());
   CHECK(UnpersistedClaims(git, sub, {"README.md"}).size() == 1);
   // With no starting point, a commit made since is indistinguishable from old work.
-  ClaimBasis unknown{r.dir, "", 0};
+  ClaimBasis unknown{r.dir, "", 0, nullptr};
   CHECK(UnpersistedClaims(git, unknown, {"committed.txt"}).size() == 1);
   CHECK(UnpersistedClaims(git, unknown, {"café.txt", "my notes.txt"}).empty());
+}
+
+TEST_CASE("a file already dirty at the start holds as a claim only if it changed since",
+          "[exec][claims]") {
+  Repo r;
+  std::string start = r.Git("rev-parse HEAD");
+  // Edited (tracked) and created (untracked) an hour before the dispatch, never committed.
+  auto an_hour_ago = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  for (const char* f : {"README.md", "sub/old.txt", "sub/again.txt"}) {
+    r.Write(f, "before the dispatch\n");
+    fs::last_write_time(r.dir + "/" + f, an_hour_ago);
+  }
+  r.Write("fresh.txt", "just now\n");  // dirty, but too recent to tell whose it is
+  int64_t started = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+  ProcessCommandRunner git;
+  auto dirty = std::make_shared<const DirtyFiles>(SnapshotDirty(git, r.dir + "/sub"));
+  CHECK(dirty->count("README.md") == 1);  // repository paths, from a subfolder too
+  CHECK(dirty->count("sub/old.txt") == 1);
+  r.Write("sub/again.txt", "changed by the worker\n");
+  ClaimBasis from_sub{r.dir + "/sub", start, started, dirty};
+  CHECK(UnpersistedClaims(git, from_sub, {"again.txt", "../fresh.txt"}).size() == 1);  // ".." is refused
+  CHECK(UnpersistedClaims(git, from_sub, {"again.txt", "fresh.txt"}).empty());
+  auto bad = UnpersistedClaims(git, from_sub, {"old.txt", "README.md"});
+  REQUIRE(bad.size() == 2);
+  CHECK(bad[0].find("old.txt: claimed as changed but it is exactly as it was") == 0);
+  CHECK(bad[1].find("README.md: claimed as changed but it is exactly as it was") == 0);
+  // Without the snapshot the same claims hold (they differ from HEAD): the old judgement.
+  ClaimBasis no_snapshot{r.dir + "/sub", start, started, nullptr};
+  CHECK(UnpersistedClaims(git, no_snapshot, {"old.txt", "README.md"}).empty());
 }
 
 TEST_CASE("outside a repository a claim needs a file modified after the dispatch started",
@@ -110,7 +142,7 @@ TEST_CASE("outside a repository a claim needs a file modified after the dispatch
                         std::chrono::system_clock::now().time_since_epoch())
                         .count() - 60000;
   ProcessCommandRunner git;
-  auto bad = UnpersistedClaims(git, {dir, "", started}, {"new.txt", "old.txt", "gone.txt"});
+  auto bad = UnpersistedClaims(git, {dir, "", started, nullptr}, {"new.txt", "old.txt", "gone.txt"});
   REQUIRE(bad.size() == 2);
   CHECK(bad[0].find("old.txt: claimed as changed but not modified since") == 0);
   CHECK(bad[1].find("gone.txt: claimed as changed but does not exist") == 0);
