@@ -2,12 +2,14 @@
 
 #include <signal.h>
 
+#include <boost/asio/post.hpp>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 #include <thread>
 
 #include "domain/crash_loop.h"
+#include "exec/capped_log.h"
 #include "exec/proc_info.h"
 #include "exec/spawn_journal.h"
 
@@ -153,6 +155,15 @@ void Recovery::Run() {
     }
   }
   StopSurvivors(running);
+  // The capped logs of runs the crash cut short: their kept tail goes back behind the head,
+  // as a finished run's does (off the loop; the cap is the one configured now).
+  const int64_t cap = int64_t{core_.config.transcript_cap_mib} << 20;
+  for (const auto& d : running) {
+    boost::asio::post(core_.helpers, [dir = core_.DispatchDir(d.id), cap] {
+      (void)exec::StitchCappedLog(dir + "/transcript.log", cap);
+      (void)exec::StitchCappedLog(dir + "/stdout.log", cap);
+    });
+  }
   Status s = core_.batcher.Write([&]() -> Status {
     for (const auto& d : running) Requeue(d);
     ReconcileTerminals();

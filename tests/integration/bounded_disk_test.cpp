@@ -68,6 +68,51 @@ TEST_CASE("a worker printing past transcript_cap_mib keeps head and tail, and it
   CHECK(r.out.find("bytes of output cut here") != std::string::npos);
 }
 
+TEST_CASE("the capped logs of a run cut short by a daemon crash are stitched at restart",
+          "[disk]") {
+  DaemonFixture d;
+  std::string config = d.WriteFile("config.json", json({{"transcript_cap_mib", 1}}).dump());
+  d.WriteProfile("fake", d.FakeProfile("fake", "fakefam"));
+  d.Start({"--config", config});
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  auto id = d.CliJson({"task", "create", "--brief", "-"},
+                      "FAKE: print FIRST-LINE-OF-THE-RUN\nFAKE: spew 3000000\n"
+                      "FAKE: print LAST-LINE-BEFORE-THE-CRASH\nFAKE: hang\n")["task"]["id"]
+                .get<std::string>();
+  std::string did =
+      d.CliJson({"dispatch", "--task", id, "--to", "w1"})["id"].get<std::string>();
+  std::string dir = d.state_dir() + "/dispatches/" + did;
+  std::string tails;  // what the transcript's tail segments hold
+  auto segments = [&] {
+    int n = 0;
+    tails.clear();
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      std::string name = e.path().filename().string();
+      if (name.find(".tail.") == std::string::npos) continue;
+      ++n;
+      if (name.rfind("transcript.log", 0) == 0) tails += Slurp(e.path().string());
+    }
+    return n;
+  };
+  // The last line went to a tail segment: the whole output is on disk, unstitched.
+  REQUIRE(conclave::testing::WaitFor(
+      [&] { return segments() > 0 && tails.find("LAST-LINE") != std::string::npos; },
+      std::chrono::seconds(30)));
+  d.Kill();
+  d.Start({"--config", config});
+  CHECK(conclave::testing::WaitFor([&] { return segments() == 0; }, std::chrono::seconds(30)));
+  for (const char* name : {"transcript.log", "stdout.log"}) {
+    INFO(name);
+    std::string log = Slurp(dir + "/" + name);
+    CHECK(log.rfind("FIRST-LINE-OF-THE-RUN\n", 0) == 0);
+    size_t marker = log.find("bytes of output cut here");
+    REQUIRE(marker != std::string::npos);
+    CHECK(log.find("LAST-LINE-BEFORE-THE-CRASH", marker) != std::string::npos);
+  }
+  d.CliJson({"task", "cancel", id});
+}
+
 TEST_CASE("retention removes old dispatch directories by itself and status shows disk use",
           "[disk]") {
   DaemonFixture d;
