@@ -76,7 +76,7 @@ TEST_CASE("run tree: a setsid grandchild is found by the run's environment and k
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("run tree: the leader's descendants are found without any mark; its group can be left out",
+TEST_CASE("run tree: the leader's descendants are found without any mark, and its group can be left out",
           "[exec]") {
   exec::SpawnSpec spec;
   spec.argv = {"/bin/sh", "-c", "sleep 60 & wait"};
