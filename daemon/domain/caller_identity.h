@@ -19,8 +19,9 @@ struct CallerIdentity {
   std::string exe;
   std::string tty;  // "" when the caller's stdin is not a terminal
   std::string source = "client";  // "peer" (the kernel's view) | "client" (the client's claim)
-  // A decision counts as a human's only when it came from a terminal.
-  bool FromTerminal() const { return !tty.empty(); }
+  // A decision counts as a human's only when it came from a terminal — as the kernel shows
+  // the caller: a terminal a client merely claims (a loopback TCP caller) is not enough.
+  bool FromTerminal() const { return !tty.empty() && source == "peer"; }
 };
 
 // The kernel's view of `peer` when the daemon has one (pid > 0), else `claimed`.

@@ -2,6 +2,7 @@
 // fake reviewer of a given family (FAKE-REVIEW lines in the artifact script each reviewer).
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
 #include <future>
 #include <thread>
 
@@ -116,6 +117,21 @@ TEST_CASE("a debate that hits its cap is an adversarial stalemate with a decisio
   RunResult gate = d.Cli({"review", "gate", r["id"].get<std::string>()});
   CHECK(gate.exit_code == 5);
   CHECK(gate.err.find("adversarial-stalemate") != std::string::npos);
+  // A person at a terminal signs the stalemate off: the review records it and changes.
+  REQUIRE(std::filesystem::exists("/usr/bin/script"));  // util-linux: a pseudo-terminal
+  RunResult human = conclave::testing::RunProgram(
+      {"/usr/bin/script", "-qec",
+       std::string(CONCLAVE_BIN) + " --socket " + d.socket() + " gate resolve " +
+           r["gate_id"].get<std::string>() + " --decision accept-risk --reason weighed-it",
+       "/dev/null"});
+  REQUIRE(human.exit_code == 0);
+  auto signed_off = d.CliJson({"review", "show", r["id"].get<std::string>()});
+  CHECK(signed_off["verdict"] == "APPROVED_BY_SIGNOFF");
+  REQUIRE(signed_off["signoffs"].size() == 1);
+  CHECK(signed_off["signoffs"][0]["human"] == true);
+  CHECK(signed_off["signoffs"][0]["verdict_before"] == "adversarial-stalemate");
+  CHECK(d.Cli({"review", "gate", r["id"].get<std::string>()}).exit_code == 5);
+  CHECK(d.Cli({"review", "gate", r["id"].get<std::string>(), "--accept-signoff"}).exit_code == 0);
 }
 
 TEST_CASE("a foreign BLOCKER keeps the gate shut until a re-gate with a fixed artifact",

@@ -38,7 +38,7 @@ TEST_CASE("a human's accept-risk on a gate-absent review: APPROVED_BY_SIGNOFF, r
           "[service][review][signoff]") {
   ReviewHarness h;
   auto r = Absent(h);
-  domain::CallerIdentity human{1000, 4242, "/usr/local/bin/conclave", "/dev/pts/7", "client"};
+  domain::CallerIdentity human{1000, 4242, "/usr/local/bin/conclave", "/dev/pts/7", "peer"};
   REQUIRE(Resolve(h, r.gate_id, "accept-risk", human).ok());
   auto after = h.Review(r.id);
   CHECK(after.verdict == "APPROVED_BY_SIGNOFF");
@@ -68,7 +68,7 @@ TEST_CASE("accept-risk without a terminal, or another decision, leaves the revie
   CHECK_FALSE(signoffs[0].human);
   CHECK(signoffs[0].verdict_after == "gate-absent");
   // The gate is resolved now: it cannot be resolved again into an approval.
-  domain::CallerIdentity human{1000, 78, "/bin/conclave", "/dev/pts/1", "client"};
+  domain::CallerIdentity human{1000, 78, "/bin/conclave", "/dev/pts/1", "peer"};
   CHECK_FALSE(Resolve(h, r.gate_id, "accept-risk", human).ok());
   CHECK(h.Review(r.id).verdict == "gate-absent");
 
