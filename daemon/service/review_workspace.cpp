@@ -69,6 +69,14 @@ Status PrepareOne(exec::CommandRunner& commands, std::mutex& tree_mu, const std:
     return FailedPrecondition("git worktree add --detach of " + job.repo + " at " + job.commit +
                               " failed (exit " + std::to_string(r.exit_code) + ")");
   }
+  // The worktree's .git file links back into the reviewed repository's .git: through it a
+  // reviewer with a shell could commit or move refs there. It is replaced by one that leads
+  // nowhere (git stops there instead of searching the directories above); the reviewer gets
+  // the files only. The worktree's registration goes with `git worktree prune` at cleanup.
+  {
+    std::ofstream dotgit(work + "/repo/.git", std::ios::trunc);
+    dotgit << "gitdir: /nonexistent/conclave-reviewers-get-no-repository\n";
+  }
   if (fs::exists(work + "/repo")) SetWritable(work + "/repo", false);
   return Status::Ok();
 }

@@ -260,6 +260,16 @@ TEST_CASE("a reviewer sees only the artifact and a read-only worktree of the rev
         return std::count(list.out.begin(), list.out.end(), '\n') == 1;
       },
       std::chrono::seconds(20)));
+  // A reviewer with a shell cannot commit into the reviewed repository through its worktree:
+  // the worktree holds the files, not the link back to the repository's .git.
+  // (As root, file modes stop nothing: what is tested is the missing link.)
+  std::string tries = StartReview(d, "diff\nFAKE-REVIEW openai * try-git\n",
+                                  {"--mode", "simple", "--primary", "chal", "--repo", repo})["id"];
+  auto g = Wait(d, tries);
+  REQUIRE(g["findings"].size() == 1);
+  CHECK(g["findings"][0]["title"] == "commit refused");
+  RunResult log = RunProgram({"/usr/bin/git", "-C", repo, "log", "--all", "--format=%s"});
+  CHECK(log.out == "one\n");
   // A reviewer that claims to have changed something breaks its contract: no gate.
   std::string claims = StartReview(d, "diff\nFAKE-REVIEW openai * claims-changes\n",
                                    {"--mode", "simple", "--primary", "chal"})["id"];

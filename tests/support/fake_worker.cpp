@@ -275,6 +275,15 @@ int main(int argc, char** argv) {
                 << "\", \"stance\": \"new\", \"refs\": []}]}\n```\n";
     } else if (action == "claims-changes") {
       std::cout << "```json\n{\"findings\": []}\n```\nCHANGES:\n- src/a.cpp: fixed it myself\n";
+    } else if (action == "try-git") {
+      // A reviewer with a shell tries to commit through its worktree of the reviewed repo.
+      int rc = std::system("git -C repo -c user.name=r -c user.email=r@x commit -q --allow-empty "
+                           "-m reviewer-was-here >/dev/null 2>&1");
+      std::cout << "```json\n{\"findings\": [{\"id\": \"GIT\", \"severity\": \"INFO\", "
+                << "\"category\": \"docs\", \"location\": {\"path\": \"repo\", \"line\": 0}, "
+                << "\"title\": \"commit " << (rc == 0 ? "worked" : "refused") << "\", \"detail\": \""
+                << (std::filesystem::exists("repo/.git") ? "has .git" : "no .git")
+                << "\", \"stance\": \"new\", \"refs\": []}]}\n```\n";
     }
     return 0;
   }
