@@ -227,6 +227,53 @@ TEST_CASE("kill -9 of the daemon during implement resumes the flow to ready with
   CHECK(done["review_verdict"] == "APPROVED");
 }
 
+TEST_CASE("kill -9 of the daemon during verify resumes the flow: one implement, verify again",
+          "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d);
+  std::string writes = d.dir() + "/writes", verifies = d.dir() + "/verifies", go = d.dir() + "/go";
+  // A slow test suite: it counts its runs and finishes once the test says so.
+  auto f = StartFlow(d, repo, "Work.\nFAKE: append " + writes + " w\nFAKE: append hello.txt hi\n",
+                     {"--verify", "echo v >> " + verifies + "; while [ ! -f " + go +
+                                      " ]; do sleep 0.05; done; test -f hello.txt"});
+  REQUIRE(WaitFor([&] { return Lines(verifies) == 1; }, 30s));
+  d.Kill();
+  d.Start({"--config", d.dir() + "/config.json"});
+  // The interrupted verify runs again; the finished implement round does not.
+  REQUIRE(WaitFor([&] { return Lines(verifies) == 2; }, 30s));
+  std::ofstream(go) << "go";
+  auto done = WaitFlow(d, f, 0);
+  CHECK(done["status"] == "ready");
+  CHECK(Lines(writes) == 1);
+  CHECK(done["implement_runs"] == 1);
+  CHECK(done["review_verdict"] == "APPROVED");
+}
+
+TEST_CASE("kill -9 of the daemon during review resumes the review: one implement, one verify",
+          "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d);
+  std::string writes = d.dir() + "/writes", verifies = d.dir() + "/verifies";
+  std::string reviews = d.dir() + "/reviews", go = d.dir() + "/go";
+  auto f = StartFlow(d, repo,
+                     "Work.\nFAKE: append " + writes + " w\nFAKE: append review.txt FAKE-REVIEW "
+                     "openai * count-wait " + reviews + " " + go + "\n",
+                     {"--verify", "echo v >> " + verifies});
+  REQUIRE(WaitFor([&] { return Lines(reviews) == 1; }, 30s));
+  d.Kill();
+  d.Start({"--config", d.dir() + "/config.json"});
+  // The reviewer's interrupted round runs again; nothing before the review does.
+  REQUIRE(WaitFor([&] { return Lines(reviews) == 2; }, 30s));
+  std::ofstream(go) << "go";
+  auto done = WaitFlow(d, f, 0);
+  CHECK(done["status"] == "ready");
+  CHECK(done["review_verdict"] == "APPROVED");
+  CHECK(Lines(writes) == 1);
+  CHECK(Lines(verifies) == 1);  // the verify result survived the crash
+  CHECK(done["implement_runs"] == 1);
+  CHECK(done["verify_runs"] == 1);
+}
+
 TEST_CASE("flow start is idempotent by key, and cancel stops the writer but keeps the worktree",
           "[flow]") {
   DaemonFixture d;

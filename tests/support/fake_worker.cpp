@@ -208,7 +208,8 @@ int main(int argc, char** argv) {
   // Review mode: "FAKE-REVIEW <family> <round|*> <action>" lines in the artifact script the
   // reviewer whose profile sets FAKE_FAMILY. Actions: json <findings array> | hang | garbage |
   // garbage-once FILE | once FILE <findings array> (those findings on the first run, none
-  // after) | exit N | ls (one INFO finding: title = the entries of the working
+  // after) | count-wait FILE GO (append a line to FILE, answer "no findings" once GO exists) |
+  // exit N | ls (one INFO finding: title = the entries of the working
   // directory, detail = its path) | claims-changes (a CHANGES section naming a file). A review
   // brief with no matching line answers "no findings". With FAKE_STRICT=1 in its environment
   // the reviewer answers in the findings format only when its brief carries the answer format
@@ -247,6 +248,14 @@ int main(int argc, char** argv) {
       std::cout << "Review notes.\n```json\n{\"findings\": " << action.substr(5) << "}\n```\n";
     } else if (action == "hang") {
       for (;;) pause();
+    } else if (action.rfind("count-wait ", 0) == 0) {
+      // Counts its runs in FILE, then answers "no findings" once GO exists.
+      std::istringstream w(action.substr(11));
+      std::string file, go;
+      w >> file >> go;
+      std::ofstream(file, std::ios::app) << "run\n";
+      WaitForFile(go);
+      std::cout << "```json\n{\"findings\": []}\n```\n";
     } else if (action.rfind("garbage-once ", 0) == 0) {
       std::string file = action.substr(13);
       if (Bump(file) == 1) {
