@@ -72,4 +72,94 @@ std::string FlowTaskKey(int64_t flow_id, int round, const std::string& what) {
   return "flow:" + std::to_string(flow_id) + ":round" + std::to_string(round) + ":" + what;
 }
 
+namespace {
+
+// "./src//a/" → "src/a"; "." and "*" name the whole repository ("").
+std::optional<std::string> NormalScope(std::string p) {
+  while (p.rfind("./", 0) == 0) p.erase(0, 2);
+  std::string out;
+  for (char c : p) {
+    if (c == '/' && !out.empty() && out.back() == '/') continue;
+    out += c;
+  }
+  while (!out.empty() && out.back() == '/') out.pop_back();
+  if (out == "." || out == "*") return std::string();
+  if (out.empty() || out == "-") return std::nullopt;
+  return out;
+}
+
+void AddScopes(std::string_view text, std::vector<std::string>& out) {
+  std::string word;
+  auto flush = [&] {
+    if (auto n = NormalScope(word)) out.push_back(*n);
+    word.clear();
+  };
+  for (char c : text) {
+    if (c == ',' || c == ' ' || c == '\t' || c == '`') {
+      flush();
+    } else {
+      word += c;
+    }
+  }
+  flush();
+}
+
+bool Within(const std::string& path, const std::string& dir) {
+  if (dir.empty() || path == dir) return true;  // "" is the whole repository
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
+}
+
+}  // namespace
+
+std::vector<std::string> FlowScopes(const std::string& brief) {
+  std::vector<std::string> out;
+  bool in_scope = false;
+  size_t at = 0;
+  while (at <= brief.size()) {
+    size_t end = brief.find('\n', at);
+    if (end == std::string::npos) end = brief.size();
+    std::string_view line(brief.data() + at, end - at);
+    at = end + 1;
+    size_t lead = line.find_first_not_of(" \t");
+    std::string_view body = lead == std::string_view::npos ? "" : line.substr(lead);
+    if (body.rfind("SCOPE:", 0) == 0) {
+      in_scope = true;
+      AddScopes(body.substr(6), out);
+    } else if (in_scope && body.rfind("- ", 0) == 0) {
+      AddScopes(body.substr(2), out);
+    } else {
+      in_scope = false;
+    }
+    if (end == brief.size()) break;
+  }
+  return out;
+}
+
+bool ScopesOverlap(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  for (const auto& x : a) {
+    for (const auto& y : b) {
+      if (Within(x, y) || Within(y, x)) return true;
+    }
+  }
+  return false;
+}
+
+int64_t FlowOfTerminal(const std::string& handle) {
+  if (handle.rfind("flow-", 0) != 0) return 0;
+  size_t dash = handle.find('-', 5);
+  if (dash == std::string::npos || dash == 5) return 0;
+  std::string_view rest(handle.c_str() + dash + 1);
+  if (rest != "writer" && rest != "verify") return 0;
+  int64_t id = 0;
+  for (size_t i = 5; i < dash; ++i) {
+    if (handle[i] < '0' || handle[i] > '9' || id > 1'000'000'000'000) return 0;
+    id = id * 10 + (handle[i] - '0');
+  }
+  return id;
+}
+
+bool IsFlowTask(int64_t flow_id, const std::string& idem_key) {
+  return flow_id > 0 && idem_key.rfind("flow:" + std::to_string(flow_id) + ":", 0) == 0;
+}
+
 }  // namespace conclave::domain

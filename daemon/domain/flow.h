@@ -57,4 +57,17 @@ Status MoveFlow(Flow& f, FlowStep to, int64_t now_ms, const std::string& note);
 // restarted daemon finds the task it made instead of making another.
 std::string FlowTaskKey(int64_t flow_id, int round, const std::string& what);
 
+// The paths a brief declares it will touch: a "SCOPE:" line (comma- or space-separated) and
+// the "- path" lines right under it, normalised ("./src//a/" → "src/a"). Empty when the brief
+// declares none.
+std::vector<std::string> FlowScopes(const std::string& brief);
+// Whether two declared scopes may touch the same file: a path equal to, inside or around one
+// of the other's. A flow that declares no scope overlaps nothing.
+bool ScopesOverlap(const std::vector<std::string>& a, const std::vector<std::string>& b);
+
+// The flow that owns a terminal handle ("flow-<id>-writer", "flow-<id>-verify"), 0 for none.
+int64_t FlowOfTerminal(const std::string& handle);
+// Whether a task (by its idempotency key, FlowTaskKey) is one of that flow's steps.
+bool IsFlowTask(int64_t flow_id, const std::string& idem_key);
+
 }  // namespace conclave::domain

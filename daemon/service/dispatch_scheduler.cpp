@@ -5,6 +5,7 @@
 
 #include "common/hash.h"
 #include "common/random.h"
+#include "domain/flow.h"
 
 namespace conclave::service {
 using domain::DispatchState;
@@ -46,13 +47,49 @@ Status DispatchScheduler::CheckDispatchable(const domain::Task& t) {
   }
 }
 
+bool DispatchScheduler::InFlowWorktree(const domain::Terminal& t) const {
+  const std::string& root = core_.config.flow.worktree_root;
+  return !root.empty() && t.cwd.size() > root.size() && t.cwd.compare(0, root.size(), root) == 0 &&
+         t.cwd[root.size()] == '/';
+}
+
 StatusOr<std::vector<std::string>> DispatchScheduler::ResolveTarget(const std::string& to) {
-  if (to != "@idle") return messaging_.ResolveAddress(to, "");
-  // "@idle" queues for whichever open terminal frees up first.
   std::vector<std::string> out;
-  for (const auto& t : core_.terminals.List(false)) out.push_back(t.handle);
-  if (out.empty()) return NotFound("to: there are no worker terminals");
-  return out;
+  if (to != "@idle") {
+    auto members = messaging_.ResolveAddress(to, "");
+    if (!members.ok() || to.empty() || to[0] != '@') return members;
+    out = std::move(members.value());
+  } else {
+    // "@idle" queues for whichever open terminal frees up first.
+    for (const auto& t : core_.terminals.List(false)) out.push_back(t.handle);
+    if (out.empty()) return NotFound("to: there are no worker terminals");
+  }
+  // A group never reaches into a flow's worktree: one writer per worktree, the flow's own.
+  std::vector<std::string> open;
+  for (auto& h : out) {
+    auto term = core_.terminals.Get(h);
+    if (domain::FlowOfTerminal(h) != 0 || (term && InFlowWorktree(*term))) continue;
+    open.push_back(std::move(h));
+  }
+  if (open.empty()) {
+    return NotFound("to: '" + to + "' names only terminals of flows, which take only their flow's work");
+  }
+  return open;
+}
+
+Status DispatchScheduler::CheckFlowTerminal(const domain::Task& t, const std::string& to) const {
+  if (to.empty() || to[0] == '@') return Status::Ok();
+  if (int64_t flow = domain::FlowOfTerminal(to); flow != 0) {
+    if (domain::IsFlowTask(flow, t.idem_key)) return Status::Ok();
+    return FailedPrecondition("to: terminal '" + to + "' belongs to flow " + std::to_string(flow) +
+                              " and takes only that flow's steps");
+  }
+  auto term = core_.terminals.Get(to);
+  if (term && t.role == "writer" && InFlowWorktree(*term)) {
+    return FailedPrecondition("to: terminal '" + to + "' works in a flow's worktree (" + term->cwd +
+                              "); only the flow's own writer may write there");
+  }
+  return Status::Ok();
 }
 
 StatusOr<std::string> DispatchScheduler::CheckTarget(const std::string& to) {
@@ -101,6 +138,7 @@ void DispatchScheduler::Dispatch(const DispatchInput& in, Done<domain::Dispatch>
     if (in.budget_usd < 0) return InvalidArgument("budget_usd: must not be negative");
     auto family = CheckTarget(in.to);
     if (!family.ok()) return family.status();
+    if (Status owned = CheckFlowTerminal(*t, in.to); !owned.ok()) return owned;
     if (Status b = budgets_.Check(*t, family.value()); !b.ok()) return b;
     domain::Dispatch d;
     d.task_id = t->id;

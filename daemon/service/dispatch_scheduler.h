@@ -57,7 +57,11 @@ class DispatchScheduler : public QueuePump {
  private:
   Status CheckDispatchable(const domain::Task& t);
   StatusOr<std::string> CheckTarget(const std::string& to);  // returns the family of a handle
+  // A group's members, without flow terminals or terminals in a flow's worktree.
   StatusOr<std::vector<std::string>> ResolveTarget(const std::string& to);
+  // A flow's terminal takes only that flow's steps; no other writer goes into a flow's worktree.
+  Status CheckFlowTerminal(const domain::Task& t, const std::string& to) const;
+  bool InFlowWorktree(const domain::Terminal& t) const;
   std::vector<domain::Terminal> Candidates(const domain::Dispatch& d);
   const domain::Terminal* ChooseTerminal(const std::vector<domain::Terminal>& candidates,
                                          int64_t now, int64_t* wake_at);

@@ -85,6 +85,8 @@ class FlowService : public DispatchListener, public ReviewFinished {
   void DispatchStepTask(const domain::Flow& f, const std::string& to);
   // Implement steps of other flows whose writer is dispatched; flows waiting for a writer slot.
   int WritersRunning(int64_t except);
+  // Another flow in the same repository is implementing with a SCOPE: overlapping f's.
+  bool ScopeBusy(const domain::Flow& f);
   void PumpWriters();
   // Its own write: fn changes the flow (running, at `step`); the flow is saved and advanced.
   void Change(int64_t id, domain::FlowStep step, std::function<Status(domain::Flow&)> fn);

@@ -175,6 +175,18 @@ int FlowService::WritersRunning(int64_t except) {
   return n;
 }
 
+bool FlowService::ScopeBusy(const domain::Flow& f) {
+  auto mine = domain::FlowScopes(f.brief);
+  if (mine.empty()) return false;
+  for (const auto& x : store_.Running()) {
+    if (x.id == f.id || x.repo != f.repo || x.step != FlowStep::kImplement || x.task_id == 0) continue;
+    auto t = core_.tasks.Get(x.task_id);
+    if (!t || (t->status != TaskState::kDispatched && t->status != TaskState::kPending)) continue;
+    if (domain::ScopesOverlap(mine, domain::FlowScopes(x.brief))) return true;
+  }
+  return false;
+}
+
 void FlowService::PumpWriters() {
   for (const auto& x : store_.Running()) {
     if (x.step != FlowStep::kImplement || x.task_id == 0) continue;
@@ -240,6 +252,8 @@ void FlowService::StepImplement(const domain::Flow& f) {
     // At most flow.max_parallel_writers implement steps run at once; the others wait here
     // and are advanced again when a dispatch finishes (OnDispatchFinished).
     if (WritersRunning(f.id) >= std::max(1, core_.config.flow.max_parallel_writers)) return;
+    // Flows that declare overlapping SCOPE: paths in one repository implement one at a time.
+    if (ScopeBusy(f)) return;
     return DispatchStepTask(f, WriterTerminal(f.id));
   }
   if (t->status == TaskState::kDispatched || t->status == TaskState::kPending) return;  // running

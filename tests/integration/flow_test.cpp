@@ -25,9 +25,10 @@ RunResult Git(const std::string& repo, std::vector<std::string> args) {
   return RunProgram(argv);
 }
 
-// writer (anthropic), rev (openai reviewer), shell (the verify commands); a repo on main.
+// writer and writer2 (anthropic), rev (openai reviewer), shell (the verify commands); a repo on main.
 std::string Setup(DaemonFixture& d, int round_timeout_s = 60, int max_writers = 3) {
   d.WriteProfile("writer", d.FakeProfile("writer", "anthropic", 1));
+  d.WriteProfile("writer2", d.FakeProfile("writer2", "anthropic", 1));
   auto rev = d.FakeProfile("rev", "openai", 4);
   rev["env"] = {{"FAKE_FAMILY", "openai"}};
   d.WriteProfile("rev", rev);
@@ -335,4 +336,67 @@ TEST_CASE("with max_parallel_writers 1 two flows implement one after the other",
   std::vector<std::string> seq;
   for (std::string l; std::getline(in, l);) seq.push_back(l);
   CHECK(seq == std::vector<std::string>{"start", "end", "start", "end"});
+}
+
+TEST_CASE("flows with overlapping SCOPE implement one after the other, disjoint ones together",
+          "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d);
+  std::string log = d.dir() + "/writers";
+  auto brief = [&](const std::string& n, const std::string& scope) {
+    return "Flow " + n + ".\nSCOPE: " + scope + "\nFAKE: append " + log + " start" + n +
+           "\nFAKE: wait-file " + d.dir() + "/go" + n + "\nFAKE: append " + log + " end" + n +
+           "\nFAKE: append f" + n + ".txt x\n";
+  };
+  auto a = StartFlow(d, repo, brief("a", "src/net"), {});
+  auto b = StartFlow(d, repo, brief("b", "src/net/tcp.cpp, docs"), {});
+  // The writer profile runs one at a time (max_concurrent 1): c gets a profile of its own.
+  auto c = d.CliJson({"flow", "start", "--repo", repo, "--brief", "-", "--writer", "writer2",
+                      "--review", "simple", "--reviewer", "rev"},
+                     brief("c", "tools"));
+  // c overlaps nobody: it runs beside whichever of a and b got the scope first.
+  REQUIRE(WaitFor([&] { return Lines(log) == 2; }, 30s));
+  auto show = [&](const json& f) { return d.CliJson({"flow", "show", f["id"].get<std::string>()}); };
+  REQUIRE(WaitFor([&] {
+    for (const auto& f : {a, b}) {
+      auto s = show(f);
+      if (s["step"] != "implement" || s.value("task_id", std::string("0")) == "0") return false;
+    }
+    return true;
+  }, 30s));
+  CHECK(show(a).value("implement_runs", 0) + show(b).value("implement_runs", 0) == 1);
+  CHECK(show(c).value("implement_runs", 0) == 1);
+  for (const char* n : {"a", "b", "c"}) std::ofstream(d.dir() + "/go" + n) << "go";
+  for (const auto& f : {a, b, c}) WaitFlow(d, f, 0);
+  std::ifstream in(log);
+  std::vector<std::string> seq;
+  for (std::string l; std::getline(in, l);) {
+    if (l.back() != 'c') seq.push_back(l.substr(0, l.size() - 1));  // a and b, in order
+  }
+  CHECK(seq == std::vector<std::string>{"start", "end", "start", "end"});
+}
+
+TEST_CASE("a flow's terminals take no other work: one writer per worktree", "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d);
+  auto f = StartFlow(d, repo, "Wait.\nFAKE: wait-file " + d.dir() + "/go\nFAKE: append x.txt x\n", {});
+  std::string id = f["id"].get<std::string>();
+  REQUIRE(WaitFor([&] { return d.CliJson({"flow", "show", id})["step"] == "implement"; }, 30s));
+  std::string wt = d.CliJson({"flow", "show", id})["worktree"];
+  std::string other = d.CliJson({"task", "create", "--role", "writer", "--brief", "-"},
+                                "FAKE: append intruder.txt x\n")["task"]["id"];
+  // Directly at the flow's writer terminal, or into its worktree from a hand-made terminal.
+  RunResult direct = d.Cli({"dispatch", "--task", other, "--to", "flow-" + id + "-writer"});
+  CHECK(direct.exit_code != 0);
+  CHECK(direct.err.find("belongs to flow " + id) != std::string::npos);
+  d.CliJson({"terminal", "create", "--profile", "writer", "--handle", "side", "--cwd", wt});
+  RunResult side = d.Cli({"dispatch", "--task", other, "--to", "side"});
+  CHECK(side.exit_code != 0);
+  CHECK(side.err.find("flow's worktree") != std::string::npos);
+  // A group never picks them: @worktree: of the flow's worktree names no terminal it may use.
+  RunResult group = d.Cli({"dispatch", "--task", other, "--to", "@worktree:" + wt});
+  CHECK(group.exit_code != 0);
+  std::ofstream(d.dir() + "/go") << "go";
+  CHECK(WaitFlow(d, f, 0)["status"] == "ready");
+  CHECK(!fs::exists(wt + "/intruder.txt"));
 }

@@ -54,3 +54,39 @@ TEST_CASE("Flow: step names round-trip and task keys are deterministic", "[flow]
 
 }  // namespace
 }  // namespace conclave::domain
+
+namespace conclave::domain {
+namespace {
+
+TEST_CASE("flow scopes: a SCOPE line and the list under it, normalised", "[flow]") {
+  CHECK(FlowScopes("Do it.\nSCOPE: ./src//net/, docs/api.md\n- tests/net\n-  `include/x.h`\nTASK: go\n- not/scope\n") ==
+        std::vector<std::string>{"src/net", "docs/api.md", "tests/net", "include/x.h"});
+  CHECK(FlowScopes("no scope here\n").empty());
+  CHECK(FlowScopes("  SCOPE: .\n") == std::vector<std::string>{""});  // the whole repository
+}
+
+TEST_CASE("flow scopes overlap when one path is equal to, inside or around another", "[flow]") {
+  using V = std::vector<std::string>;
+  CHECK(ScopesOverlap(V{"src"}, V{"src/a.cpp"}));
+  CHECK(ScopesOverlap(V{"src/a.cpp"}, V{"src"}));
+  CHECK(ScopesOverlap(V{"docs", "src/a.cpp"}, V{"src/a.cpp"}));
+  CHECK_FALSE(ScopesOverlap(V{"src/a.cpp"}, V{"src/ab.cpp"}));  // a path boundary, not a prefix
+  CHECK_FALSE(ScopesOverlap(V{"src"}, V{"srcx"}));
+  CHECK(ScopesOverlap(V{""}, V{"anything"}));  // "." declares the whole repository
+  CHECK_FALSE(ScopesOverlap(V{}, V{"src"}));   // no declared scope: nothing to serialise
+}
+
+TEST_CASE("flow terminals are known by their handle, and take only their flow's tasks", "[flow]") {
+  CHECK(FlowOfTerminal("flow-12-writer") == 12);
+  CHECK(FlowOfTerminal("flow-3-verify") == 3);
+  CHECK(FlowOfTerminal("flow-x-writer") == 0);
+  CHECK(FlowOfTerminal("flow--writer") == 0);
+  CHECK(FlowOfTerminal("flow-12-other") == 0);
+  CHECK(FlowOfTerminal("w1") == 0);
+  CHECK(IsFlowTask(12, FlowTaskKey(12, 2, "implement")));
+  CHECK_FALSE(IsFlowTask(1, FlowTaskKey(12, 1, "implement")));  // flow 1 is not flow 12
+  CHECK_FALSE(IsFlowTask(12, ""));
+}
+
+}  // namespace
+}  // namespace conclave::domain
