@@ -71,6 +71,7 @@ Status ApplyText(std::string_view text, const std::string& file, Config& c) {
                    Read(j, "synchronous_full", c.synchronous_full, file),
                    Read(j, "heartbeat_interval_s", c.heartbeat_interval_s, file),
                    Read(j, "kill_grace_ms", c.kill_grace_ms, file),
+                   Read(j, "notify_command", c.notify_command, file),
                    Read(j, "eof_grace_ms", c.eof_grace_ms, file),
                    Read(j, "default_timeout_s", c.default_timeout_s, file),
                    Read(j, "default_idle_timeout_s", c.default_idle_timeout_s, file),
@@ -117,6 +118,7 @@ Status ApplyText(std::string_view text, const std::string& file, Config& c) {
     for (Status s : {Read(r, "dispatch_days", c.retention.dispatch_days, file),
                      Read(r, "heartbeat_days", c.retention.heartbeat_days, file),
                      Read(r, "read_message_days", c.retention.read_message_days, file),
+                     Read(r, "flow_days", c.retention.flow_days, file),
                      Read(r, "interval_s", c.retention.interval_s, file)}) {
       if (!s.ok()) return s;
     }
@@ -267,13 +269,17 @@ StatusOr<Config> Finish(Config c, const Flags& flags) {
   for (auto [name, v] :
        {std::pair<const char*, double>{"dispatch_days", c.retention.dispatch_days},
         {"heartbeat_days", c.retention.heartbeat_days},
-        {"read_message_days", c.retention.read_message_days}}) {
+        {"read_message_days", c.retention.read_message_days},
+        {"flow_days", c.retention.flow_days}}) {
     if (!(v >= 0 && v <= 36500)) {
       return InvalidArgument(std::string("retention.") + name +
                              ": must be between 0 (keep for ever) and 36500 days");
     }
   }
   if (c.retention.interval_s < 1) return InvalidArgument("retention.interval_s: must be >= 1");
+  if (!c.notify_command.empty() && c.notify_command[0].empty()) {
+    return InvalidArgument("notify_command: the first element must name the program to run");
+  }
   if (c.review.round_timeout_s < 1) return InvalidArgument("review.round_timeout_s: must be >= 1");
   if (c.review.round_max_attempts < 1) {
     return InvalidArgument("review.round_max_attempts: must be >= 1");

@@ -49,6 +49,7 @@ struct RetentionConfig {
   double dispatch_days = 30;      // dispatch directories (transcripts) of finished dispatches
   double heartbeat_days = 7;      // heartbeat messages
   double read_message_days = 90;  // messages that were read
+  double flow_days = 30;          // worktrees of ready and cancelled flows (branches stay)
   int interval_s = 3600;          // between passes (the first runs at start)
 };
 
@@ -81,6 +82,10 @@ struct Config {
   BudgetConfig budgets;
   ReviewConfig review;
   FlowConfig flow;
+  // Run (argv, no shell) with the event as one JSON line on stdin whenever a flow reaches
+  // ready or needs_human, or an urgent escalation is sent: a person hears of it outside the
+  // inbox. Empty = none.
+  std::vector<std::string> notify_command;
   RetentionConfig retention;
   nlohmann::json raw;  // the file as read, for later sections
 };

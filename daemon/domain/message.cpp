@@ -110,4 +110,13 @@ bool IsWorkerReportType(std::string_view type) {
          type == "escalation";
 }
 
+bool WorthNotifying(const MessageRecord& m) {
+  if (m.type == "escalation") return m.priority == "urgent";
+  if (m.type != "flow") return false;
+  auto p = nlohmann::json::parse(m.payload, nullptr, false);
+  if (!p.is_object() || !p.contains("step") || !p["step"].is_string()) return false;
+  const std::string step = p["step"];
+  return step == "ready" || step == "needs_human";
+}
+
 }  // namespace conclave::domain

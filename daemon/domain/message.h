@@ -56,6 +56,10 @@ bool IsWorkerReportType(std::string_view type);
 // The closed list of message types and priorities.
 bool IsMessageType(std::string_view type);
 bool IsPriority(std::string_view priority);
+
+// Whether a person should hear of a daemon message outside the inbox (the config's
+// notify_command): a flow that reached ready or needs_human, or an urgent escalation.
+bool WorthNotifying(const MessageRecord& m);
 const std::vector<std::string>& MessageTypes();
 
 // Validates a handle name: 1..64 bytes of [A-Za-z0-9._:-], not starting with '@' or '-'.

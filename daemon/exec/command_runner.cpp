@@ -17,6 +17,12 @@ namespace conclave::exec {
 
 CommandResult ProcessCommandRunner::Run(const std::vector<std::string>& argv,
                                         const std::string& cwd, int timeout_ms) {
+  return RunWithInput(argv, cwd, "", timeout_ms);
+}
+
+CommandResult ProcessCommandRunner::RunWithInput(const std::vector<std::string>& argv,
+                                                 const std::string& cwd, const std::string& input,
+                                                 int timeout_ms) {
   CommandResult r;
   SpawnSpec spec;
   spec.argv = argv;
@@ -24,6 +30,14 @@ CommandResult ProcessCommandRunner::Run(const std::vector<std::string>& argv,
   for (char** e = environ; e && *e; ++e) spec.env.push_back(*e);
   auto child = SpawnChild(spec);
   if (!child.ok()) return r;
+  // Small inputs (an event) fit the pipe; a command that does not read them gets EOF/EPIPE.
+  signal(SIGPIPE, SIG_IGN);
+  for (size_t at = 0; at < input.size();) {
+    ssize_t n = write(child->stdin_fd, input.data() + at, input.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    at += static_cast<size_t>(n);
+  }
   close(child->stdin_fd);
   // stderr is read and dropped, never closed early: a helper writing to a closed pipe
   // (git's "Preparing worktree...") dies of SIGPIPE.

@@ -22,12 +22,20 @@ class CommandRunner {
   virtual ~CommandRunner() = default;
   virtual CommandResult Run(const std::vector<std::string>& argv, const std::string& cwd,
                             int timeout_ms) = 0;
+  // The same with `input` written to the command's stdin (then closed).
+  virtual CommandResult RunWithInput(const std::vector<std::string>& argv, const std::string& cwd,
+                                     const std::string& input, int timeout_ms) {
+    (void)input;
+    return Run(argv, cwd, timeout_ms);
+  }
 };
 
 class ProcessCommandRunner final : public CommandRunner {
  public:
   CommandResult Run(const std::vector<std::string>& argv, const std::string& cwd,
                     int timeout_ms) override;
+  CommandResult RunWithInput(const std::vector<std::string>& argv, const std::string& cwd,
+                             const std::string& input, int timeout_ms) override;
 };
 
 }  // namespace conclave::exec

@@ -1,5 +1,9 @@
 #include "service/core.h"
 
+#include <boost/asio/post.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
 #include "common/random.h"
 #include "common/utf8.h"
 
@@ -48,6 +52,28 @@ void Core::Notify(const Notice& n) {
   m.dispatch_id = n.dispatch_id;
   m.thread_id = n.task_id ? "task-" + std::to_string(n.task_id) : "";
   Emit(m);
+  if (!config.notify_command.empty() && domain::WorthNotifying(m)) NotifyPerson(m);
+}
+
+void Core::NotifyPerson(const domain::MessageRecord& m) {
+  nlohmann::json event = {{"type", m.type},        {"priority", m.priority},
+                          {"subject", m.subject},  {"body", m.body},
+                          {"task_id", m.task_id},  {"dispatch_id", m.dispatch_id},
+                          {"to", m.to},            {"created_ms", m.created_ms}};
+  auto payload = nlohmann::json::parse(m.payload, nullptr, false);
+  if (!payload.is_discarded()) event["payload"] = payload;
+  std::string line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  // Only once it is committed, and off the loop: the command may be slow.
+  batcher.AfterCommit([this, line](bool ok) {
+    if (!ok) return;
+    boost::asio::post(helpers, [this, line] {
+      exec::CommandResult r = commands.RunWithInput(config.notify_command, "/", line, 10000);
+      if (r.exit_code != 0) {
+        spdlog::warn("notify_command {} failed (exit {}{})", config.notify_command[0], r.exit_code,
+                     r.timed_out ? ", timed out after 10 s" : "");
+      }
+    });
+  });
 }
 
 std::string Core::FamilyOf(const domain::Terminal& t) const {

@@ -76,6 +76,8 @@ struct Core {
   void Emit(domain::MessageRecord& m);
   // Emits a message from the daemon (call inside batcher.Write).
   void Notify(const Notice& n);
+  // Runs config.notify_command with the message as JSON (after commit, on the helper pool).
+  void NotifyPerson(const domain::MessageRecord& m);
 
   // Family of a terminal's profile ("" when the profile is gone).
   std::string FamilyOf(const domain::Terminal& t) const;

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "config/config.h"
 
@@ -25,6 +26,22 @@ TEST_CASE("config: an integer setting out of int's range is an error naming the 
   auto ok = LoadConfigFromJson(R"({"kill_grace_ms":2500,"state_dir":"/tmp/x"})", "c.json", Flags{});
   REQUIRE(ok.ok());
   CHECK(ok->kill_grace_ms == 2500);
+}
+
+TEST_CASE("config: notify_command is an argv, read as given, and must name a program",
+          "[config]") {
+  auto none = LoadConfigFromJson(R"({"state_dir":"/tmp/x"})", "c.json", Flags{});
+  REQUIRE(none.ok());
+  CHECK(none->notify_command.empty());
+  auto ok = LoadConfigFromJson(R"({"state_dir":"/tmp/x","notify_command":["notify-send","conclave"]})",
+                               "c.json", Flags{});
+  REQUIRE(ok.ok());
+  CHECK(ok->notify_command == std::vector<std::string>{"notify-send", "conclave"});
+  for (const char* bad : {R"({"notify_command":"notify-send conclave"})", R"({"notify_command":[""]})"}) {
+    auto c = LoadConfigFromJson(bad, "c.json", Flags{});
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.status().message().find("notify_command") != std::string::npos);
+  }
 }
 
 TEST_CASE("config: text that is not a JSON object is an error, not an exception",
