@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <grpcpp/server_posix.h>
 #include <spdlog/spdlog.h>
+#include <thread>
 #include <vector>
 
 namespace conclave::api {
@@ -24,7 +26,7 @@ DispatchSocketListener::DispatchSocketListener(std::string dir) : dir_(std::move
 }
 
 DispatchSocketListener::~DispatchSocketListener() {
-  Stop();
+  if (wake_fd_ >= 0) Stop();
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [id, s] : sockets_) {
     close(s.fd);
@@ -37,6 +39,7 @@ DispatchSocketListener::~DispatchSocketListener() {
 }
 
 StatusOr<std::string> DispatchSocketListener::Open(int64_t dispatch_id) {
+  if (wake_fd_ < 0) return FailedPrecondition("dispatch socket: no eventfd");
   std::string path = dir_ + "/d" + std::to_string(dispatch_id) + ".sock";
   sockaddr_un addr{};
   if (path.size() >= sizeof addr.sun_path) {
@@ -86,6 +89,7 @@ void DispatchSocketListener::Close(int64_t dispatch_id) {
 }
 
 void DispatchSocketListener::Start(grpc::Server* server, PeerTable& peers) {
+  if (wake_fd_ < 0) return;  // Open refuses every socket then
   server_ = server;
   peers_ = &peers;
   thread_ = std::thread([this] { AcceptLoop(); });
@@ -138,7 +142,11 @@ void DispatchSocketListener::Accept(int listen_fd, int64_t dispatch_id) {
   }
   for (;;) {
     int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN: accepted all that waited
+    if (fd < 0) {
+      // Out of descriptors: the connection stays queued; do not spin on it.
+      if (errno == EMFILE || errno == ENFILE) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      return;  // EAGAIN: accepted all that waited
+    }
     ucred cred{};
     socklen_t len = sizeof cred;
     struct stat st {};

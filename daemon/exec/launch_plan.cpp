@@ -241,8 +241,10 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   env["CONCLAVE_DISPATCH_ID"] = std::to_string(req.dispatch_id);
   env["CONCLAVE_DISPATCH_TOKEN"] = req.token;
   plan.secrets.push_back(req.token);
+  // The token too: dispatch ids start again with a new state directory, tokens never repeat.
   plan.tree_env = {"CONCLAVE_SOCKET=" + req.socket,
-                   "CONCLAVE_DISPATCH_ID=" + std::to_string(req.dispatch_id)};
+                   "CONCLAVE_DISPATCH_ID=" + std::to_string(req.dispatch_id),
+                   "CONCLAVE_DISPATCH_TOKEN=" + req.token};
   plan.spec.cwd = workdir;
   if (p.sandbox == "bwrap") {
     plan.sandboxed = true;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
+#include <cerrno>
 #include <charconv>
 #include <fstream>
 #include <future>
@@ -79,7 +80,13 @@ int SignalProcesses(const std::vector<ProcStat>& procs, int sig) {
   int sent = 0;
   for (const auto& ps : procs) {
     int fd = static_cast<int>(syscall(SYS_pidfd_open, ps.pid, 0));
-    if (fd < 0) continue;
+    if (fd < 0) {
+      // A kernel without pidfds: the start-time check, then the pid (a narrow window).
+      if (errno == ENOSYS && ReadProcStartTime(ps.pid) == ps.start_time && kill(ps.pid, sig) == 0) {
+        ++sent;
+      }
+      continue;
+    }
     // The pidfd pins this process: if its start time still matches, it is the one scanned.
     if (ReadProcStartTime(ps.pid) == ps.start_time &&
         syscall(SYS_pidfd_send_signal, fd, sig, nullptr, 0) == 0) {
@@ -95,6 +102,7 @@ bool HasUntrackedChildren() {
   std::string base = "/proc/" + std::to_string(self) + "/task";
   for (pid_t tid : NumericEntries(base.c_str())) {
     std::ifstream in(base + "/" + std::to_string(tid) + "/children");
+    if (!in) return true;  // cannot tell (no CONFIG_PROC_CHILDREN): scan
     for (pid_t child; in >> child;) {
       if (!ChildRegistry::Instance().IsTracked(child)) return true;
     }

@@ -286,7 +286,8 @@ void WorkerRun::Terminate() {
   }
   kill_timer_.expires_after(limits_.kill_grace);
   kill_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-    if (ec) return;
+    // Reaped meanwhile (the handler was already queued): its pid may be someone else's now.
+    if (ec || self->phase_ == Phase::kFinished) return;
     SignalGroup(self->child_.pid, SIGKILL);
     if (self->sweeper_) {
       RunMarks m = self->Marks();

@@ -27,8 +27,9 @@ std::string Normal(const std::string& claim) {
 }
 
 std::vector<std::string> Git(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"git", "-c", "core.quotepath=false", "-c",
-                                   "diff.relative=false"};
+  // --no-optional-locks: status would otherwise take index.lock while a worker runs git.
+  std::vector<std::string> argv = {"git", "--no-optional-locks", "-c", "core.quotepath=false",
+                                   "-c", "diff.relative=false"};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
@@ -50,6 +51,7 @@ int64_t MtimeMs(const fs::path& p) {
 
 constexpr size_t kMaxDirtyFiles = 1000;
 constexpr uintmax_t kMaxHashedBytes = 16u << 20;
+constexpr uintmax_t kMaxSnapshotBytes = 64u << 20;  // in all: the completion waits for it
 
 // The file's state now: exists, content hash (when small enough), mtime.
 DirtyFile ReadState(const fs::path& p) {
@@ -64,6 +66,8 @@ DirtyFile ReadState(const fs::path& p) {
   if (fs::file_size(p, ec) > kMaxHashedBytes || ec) return f;
   std::ifstream in(p, std::ios::binary);
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Written while it was read: the content may not be what the mtime says. Not hashed.
+  if (MtimeMs(p) != f.mtime_ms) return f;
   f.sha256 = Sha256Hex(content);
   return f;
 }
@@ -79,8 +83,12 @@ DirtyFiles SnapshotDirty(CommandRunner& runner, const std::string& cwd) {
                                     "--no-renames"}),
                                cwd, kGitTimeoutMs);
   if (r.exit_code != 0) return out;
+  uintmax_t hashed = 0;
   for (const auto& path : SplitGitZ(r.out, true)) {
-    if (out.size() >= kMaxDirtyFiles) break;
+    if (out.size() >= kMaxDirtyFiles || hashed > kMaxSnapshotBytes) break;
+    std::error_code ec;
+    uintmax_t size = fs::file_size(fs::path(root) / path, ec);
+    if (!ec) hashed += size;
     DirtyFile f = ReadState(fs::path(root) / path);
     // Gone (deleted before the start, or by the worker before this read: it cannot be told)
     // or not hashed: judged as before.
@@ -151,6 +159,16 @@ std::vector<std::string> UnpersistedClaims(CommandRunner& runner, const ClaimBas
     for (auto& p : SplitGitZ(r.out, porcelain)) changed.insert(p);
     return true;
   };
+  // Committed since the start: work, even when the content equals an earlier dirty state.
+  std::set<std::string> committed;
+  if (!basis.start_head.empty() && basis.dirty_at_start && !basis.dirty_at_start->empty()) {
+    std::vector<std::string> args = {"diff", "--name-only", "-z", "--no-renames",
+                                     basis.start_head, "HEAD", "--"};
+    for (auto& p : Literal(candidates)) args.push_back(p);
+    CommandResult r = runner.Run(Git(args), basis.cwd, kGitTimeoutMs);
+    for (auto& p : SplitGitZ(r.out, false)) committed.insert(p);
+    if (r.exit_code != 0) committed.insert(candidates.begin(), candidates.end());  // unknown
+  }
   bool judged = false;
   if (!basis.start_head.empty()) {
     // Against the starting point: the working tree (covering commits since) and the index.
@@ -167,7 +185,7 @@ std::vector<std::string> UnpersistedClaims(CommandRunner& runner, const ClaimBas
   }
   // A claim that names a file already dirty at the start holds only if the file changed since.
   auto untouched = [&](const std::string& repo_path) {
-    if (!basis.dirty_at_start) return false;
+    if (!basis.dirty_at_start || committed.count(repo_path)) return false;
     auto it = basis.dirty_at_start->find(repo_path);
     if (it == basis.dirty_at_start->end()) return false;
     const DirtyFile& then = it->second;

@@ -73,9 +73,12 @@ Status PrepareOne(exec::CommandRunner& commands, std::mutex& tree_mu, const std:
   // reviewer with a shell could commit or move refs there. It is replaced by one that leads
   // nowhere (git stops there instead of searching the directories above); the reviewer gets
   // the files only. The worktree's registration goes with `git worktree prune` at cleanup.
-  {
+  if (fs::exists(work + "/repo/.git")) {
     std::ofstream dotgit(work + "/repo/.git", std::ios::trunc);
     dotgit << "gitdir: /nonexistent/conclave-reviewers-get-no-repository\n";
+    if (!dotgit.flush()) {
+      return FailedPrecondition("cannot cut " + work + "/repo/.git off the reviewed repository");
+    }
   }
   if (fs::exists(work + "/repo")) SetWritable(work + "/repo", false);
   return Status::Ok();
@@ -137,11 +140,7 @@ void ReviewWorkspace::Cleanup(int64_t review_id, int revision, const std::string
   boost::asio::post(core_.helpers, [&commands, mu = tree_mu_, bases, repo] {
     for (const std::string& base : bases) {
       std::error_code ec;
-      const std::string tree = base + "/work/repo";
-      if (!repo.empty() && fs::exists(tree, ec)) {
-        SetWritable(tree, true);
-        commands.Run({"git", "-C", repo, "worktree", "remove", "--force", tree}, "/", kGitTimeoutMs);
-      }
+      // The worktree's .git leads nowhere (PrepareOne): removed here, pruned below.
       SetWritable(base, true);
       fs::remove_all(base, ec);
       std::lock_guard lock(*mu);

@@ -125,10 +125,14 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token,
   if (plan.ok() && plan->sandboxed && core_.dispatch_sockets) {
     // The sandboxed worker's only way to the daemon: a socket that speaks for this dispatch.
     auto own = core_.dispatch_sockets->Open(dispatch_id);
-    if (!own.ok()) {
-      return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: " + own.status().message());
+    if (own.ok()) {
+      plan->sandbox.socket_source = own.value();
+    } else {
+      // E.g. a state directory too long for a socket path: the daemon's own socket is bound
+      // instead, where the worker is still known as this dispatch's by its ancestry.
+      spdlog::warn("dispatch {}: {}; binding the daemon's socket instead", dispatch_id,
+                   own.status().message());
     }
-    plan->sandbox.socket_source = own.value();
   }
   Status prepared = plan.ok() ? exec::PrepareLaunch(plan.value()) : plan.status();
   if (!prepared.ok()) {
@@ -330,7 +334,7 @@ void RunSupervisor::OnFinished(int64_t dispatch_id, const exec::RunOutcome& outc
   activity_.Forget(dispatch_id);
   if (core_.dispatch_sockets) core_.dispatch_sockets->Close(dispatch_id);
   auto it = runs_.find(dispatch_id);
-  if (it != runs_.end() && it->second.dirty_pending) {
+  if (it != runs_.end() && it->second.dirty_pending && !all_stopped_) {
     it->second.finished = outcome;  // judged once the starting point is known
     return;
   }
@@ -398,6 +402,13 @@ std::optional<domain::Dispatch> RunSupervisor::DispatchOf(
 
 void RunSupervisor::StopAll(std::function<void()> done) {
   all_stopped_ = std::move(done);
+  // Runs that ended while their starting point was being read are recorded now, judged
+  // without it: a shutdown does not wait for git (the outcome must not be lost).
+  std::vector<std::pair<int64_t, exec::RunOutcome>> waiting;
+  for (auto& [id, a] : runs_) {
+    if (auto o = std::exchange(a.finished, std::nullopt)) waiting.emplace_back(id, *o);
+  }
+  for (const auto& [id, o] : waiting) OnFinished(id, o);
   for (auto& [id, a] : runs_) a.run->Stop(StopReason::kShutdown, "shutdown");
   for (int64_t id : std::exchange(resuming_, {})) {
     NotLaunched(id, StopReason::kShutdown, "shutdown before the worker started");
