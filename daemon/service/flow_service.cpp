@@ -4,8 +4,11 @@
 #include <boost/asio/post.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
+#include "domain/model_family.h"
 #include "domain/review_policy.h"
+#include "exec/profile_model.h"
 #include "service/flow_git.h"
 
 namespace conclave::service {
@@ -21,6 +24,11 @@ nlohmann::json Array(const std::vector<std::string>& v) {
 }
 }  // namespace
 
+std::string FlowService::WriterFamily(const exec::Profile& p) const {
+  // What the writer really runs decides whose family the review must be foreign to.
+  return domain::EffectiveFamily(p.family, exec::ResolveModelName(p, core_.daemon_env)).family;
+}
+
 Status FlowService::Validate(StartFlowInput& in) {
   if (in.repo.empty()) return InvalidArgument("repo: required (a git repository's directory)");
   std::error_code ec;
@@ -30,7 +38,21 @@ Status FlowService::Validate(StartFlowInput& in) {
   in.repo = repo.string();
   if (in.brief.empty()) return InvalidArgument("brief: required (a file, or - for stdin)");
   if (in.brief.size() > kMaxBriefBytes) return InvalidArgument("brief: larger than 1 MiB");
-  if (in.writer.empty()) return InvalidArgument("writer: required (a profile)");
+  if (in.writer.empty()) return InvalidArgument("writer: required (a profile or @family:F)");
+  if (in.writer.rfind("@family:", 0) == 0) {
+    // Any loaded model profile of that family (by the model it really runs), first by name.
+    const std::string family = in.writer.substr(8);
+    std::string chosen;
+    for (const auto& p : core_.profiles.profiles) {
+      if (p.type != "cli" || WriterFamily(p) != family) continue;
+      if (chosen.empty() || p.name < chosen) chosen = p.name;
+    }
+    if (chosen.empty()) {
+      return NotFound("writer: no loaded model profile of family '" + family +
+                      "' (see `conclave profile list`)");
+    }
+    in.writer = chosen;
+  }
   const exec::Profile* w = core_.profiles.Find(in.writer);
   if (!w) return NotFound("writer: no profile named '" + in.writer + "' (see `conclave profile list`)");
   if (!in.verify.empty() && !core_.profiles.Find(core_.config.flow.verify_profile)) {
@@ -80,7 +102,7 @@ void FlowService::Start(StartFlowInput in, Done<FlowView> done) {
     f.repo = in.repo;
     f.base = in.base;
     f.writer = in.writer;
-    f.writer_family = core_.profiles.Find(in.writer)->family;
+    f.writer_family = WriterFamily(*core_.profiles.Find(in.writer));
     f.verify = Array(in.verify).dump();
     f.review_mode = in.review_mode;
     f.reviewers = Array(in.reviewers).dump();
@@ -182,6 +204,18 @@ void FlowService::Cancel(int64_t id, Done<FlowView> done) {
     }
     done(Get(id));
   });
+}
+
+void FlowService::CleanEndedBefore(int64_t cutoff_ms) {
+  for (const auto& f : store_.List("", 100000)) {
+    if (f.cleaned || (f.status != "ready" && f.status != "cancelled") || f.updated_ms >= cutoff_ms) {
+      continue;
+    }
+    int64_t id = f.id;
+    Clean(id, [id](StatusOr<std::vector<FlowView>> r) {
+      if (!r.ok()) spdlog::warn("retention: cleaning flow {}: {}", id, r.status().message());
+    });
+  }
 }
 
 void FlowService::Clean(int64_t id, Done<std::vector<FlowView>> done) {

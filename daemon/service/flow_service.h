@@ -41,7 +41,7 @@ struct FlowView {
   double cost_usd = 0;
 };
 
-class FlowService : public DispatchListener, public ReviewFinished {
+class FlowService : public DispatchListener, public ReviewFinished, public FlowSweeper {
  public:
   FlowService(Core& core, store::FlowStore& store, TaskService& tasks,
               DispatchScheduler& scheduler, ReviewService& reviews)
@@ -56,6 +56,8 @@ class FlowService : public DispatchListener, public ReviewFinished {
   void Cancel(int64_t id, Done<FlowView> done);
   // id 0: every ended flow not yet cleaned.
   void Clean(int64_t id, Done<std::vector<FlowView>> done);
+  // Retention: cleans ready and cancelled flows last changed before cutoff_ms.
+  void CleanEndedBefore(int64_t cutoff_ms) override;
 
   void OnDispatchFinished(const domain::Dispatch& d) override;
   void OnReviewFinished(int64_t review_id) override;
@@ -85,6 +87,8 @@ class FlowService : public DispatchListener, public ReviewFinished {
   void DispatchStepTask(const domain::Flow& f, const std::string& to);
   // Implement steps of other flows whose writer is dispatched; flows waiting for a writer slot.
   int WritersRunning(int64_t except);
+  // A writer profile's family as the review sees it (derived from the model it runs).
+  std::string WriterFamily(const exec::Profile& p) const;
   // Another flow in the same repository is implementing with a SCOPE: overlapping f's.
   bool ScopeBusy(const domain::Flow& f);
   void PumpWriters();

@@ -39,6 +39,14 @@ class DispatchSockets {
   virtual void Close(int64_t dispatch_id) = 0;
 };
 
+// Cleans the worktrees of flows that ended (ready or cancelled) before a time (FlowService),
+// for retention.
+class FlowSweeper {
+ public:
+  virtual ~FlowSweeper() = default;
+  virtual void CleanEndedBefore(int64_t cutoff_ms) = 0;
+};
+
 // Stops and inspects running workers (RunSupervisor).
 class RunControl {
  public:

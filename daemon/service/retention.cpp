@@ -75,6 +75,7 @@ void Retention::RunPass(std::function<void()> done) {
   } catch (const std::exception& e) {
     spdlog::warn("retention: reading the message log failed: {}", e.what());
   }
+  if (flows_ && r.flow_days > 0) flows_->CleanEndedBefore(now - DaysMs(r.flow_days));
   // Dispatch directories, oldest first; a dispatch still running (or too young) stops the
   // sweep there until the next pass.
   std::vector<int64_t> dirs;

@@ -15,6 +15,7 @@
 
 #include "common/clock.h"
 #include "service/core.h"
+#include "service/ports.h"
 #include "store/retention_store.h"
 
 namespace conclave::service {
@@ -39,12 +40,14 @@ class Retention {
   // it is one more pass after that one.
   void RunPass(std::function<void()> done = nullptr);
   const DiskView& disk() const { return disk_; }
+  void Connect(FlowSweeper* flows) { flows_ = flows; }
 
  private:
   void DeleteMessages(int64_t heartbeat_upto, int64_t read_upto, std::function<void()> then);
   void OffLoop(std::vector<int64_t> dirs, std::function<void()> done);
 
   Core& core_;
+  FlowSweeper* flows_ = nullptr;
   store::RetentionStore store_;
   DiskView disk_;
   int64_t swept_dispatch_id_ = 0;  // every dispatch up to this id was swept

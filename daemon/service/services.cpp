@@ -42,6 +42,7 @@ Services::Services(Core& c)
   runs.Connect(&transcripts);
   completion.AddListener(&flows);
   reviews.AlsoTell(&flows);
+  retention.Connect(&flows);
   review_verdicts.Connect(&reviews);
 }
 

@@ -26,7 +26,8 @@ RunResult Git(const std::string& repo, std::vector<std::string> args) {
 }
 
 // writer and writer2 (anthropic), rev (openai reviewer), shell (the verify commands); a repo on main.
-std::string Setup(DaemonFixture& d, int round_timeout_s = 60, int max_writers = 3) {
+std::string Setup(DaemonFixture& d, int round_timeout_s = 60, int max_writers = 3,
+                  const json& extra_config = json::object()) {
   d.WriteProfile("writer", d.FakeProfile("writer", "anthropic", 1));
   d.WriteProfile("writer2", d.FakeProfile("writer2", "anthropic", 1));
   auto rev = d.FakeProfile("rev", "openai", 4);
@@ -39,7 +40,10 @@ std::string Setup(DaemonFixture& d, int round_timeout_s = 60, int max_writers = 
                            {"idle_timeout_s", 0},   {"max_concurrent", 4}});
   json cfg = {{"retry", {{"base_ms", 50}, {"max_ms", 200}, {"max_attempts", 1}}},
               {"review", {{"default_cap", 1}, {"round_timeout_s", round_timeout_s}}},
-              {"flow", {{"worktree_root", d.dir() + "/worktrees"}, {"max_parallel_writers", max_writers}}}};
+              {"flow", {{"worktree_root", d.dir() + "/worktrees"}, {"max_parallel_writers", max_writers}}},
+              // A person hears of ready / needs_human outside the inbox: the events land here.
+              {"notify_command", {"/bin/sh", "-c", "cat >> " + d.dir() + "/notified"}}};
+  cfg.update(extra_config);
   d.Start({"--config", d.WriteFile("config.json", cfg.dump())});
   std::string repo = d.dir() + "/repo";
   fs::create_directories(repo);
@@ -129,6 +133,15 @@ TEST_CASE("a flow that passes first time reaches ready with one implement, verif
   CHECK(msgs.size() >= 5);  // started, implement, verify, review, ready
   // Nothing was merged without --ship merge.
   CHECK(Git(repo, {"rev-parse", "main"}).out != Git(repo, {"rev-parse", branch}).out);
+  // notify_command heard of ready (once: the other steps are not worth a person's time).
+  std::vector<json> events;
+  REQUIRE(WaitFor([&] { return Lines(d.dir() + "/notified") >= 1; }, 20s));
+  std::ifstream notified(d.dir() + "/notified");
+  for (std::string l; std::getline(notified, l);) events.push_back(json::parse(l));
+  REQUIRE(events.size() == 1);
+  CHECK(events[0]["type"] == "flow");
+  CHECK(events[0]["payload"]["step"] == "ready");
+  CHECK(events[0]["payload"]["flow_id"] == std::stoll(f["id"].get<std::string>()));
 }
 
 TEST_CASE("a failing verify gets a fix round with the failing output, then passes", "[flow]") {
@@ -177,6 +190,11 @@ TEST_CASE("a third needed fix round ends the flow in needs_human", "[flow]") {
   CHECK(done["verify_runs"] == 3);
   CHECK(!d.CliJson({"inbox", "--types", "escalation"})["messages"].empty());
   CHECK(d.CliJson({"flow", "list", "--status", "needs_human"})["flows"].size() == 1);
+  REQUIRE(WaitFor([&] { return Lines(d.dir() + "/notified") >= 1; }, 20s));
+  std::ifstream notified(d.dir() + "/notified");
+  std::string line;
+  std::getline(notified, line);
+  CHECK(json::parse(line)["payload"]["step"] == "needs_human");
 }
 
 TEST_CASE("a hung reviewer makes the flow needs_human (gate-absent), never ready", "[flow]") {
@@ -399,4 +417,20 @@ TEST_CASE("a flow's terminals take no other work: one writer per worktree", "[fl
   std::ofstream(d.dir() + "/go") << "go";
   CHECK(WaitFlow(d, f, 0)["status"] == "ready");
   CHECK(!fs::exists(wt + "/intruder.txt"));
+}
+
+TEST_CASE("retention cleans the worktree of a ready flow by itself, keeping its branch", "[flow]") {
+  DaemonFixture d;
+  // About 1.7 s: old enough soon after it is ready; a pass every second.
+  std::string repo = Setup(d, 60, 3, {{"retention", {{"flow_days", 0.00002}, {"interval_s", 1}}}});
+  auto f = StartFlow(d, repo, "Done soon.\nFAKE: append kept.txt x\n", {});
+  auto done = WaitFlow(d, f, 0);
+  std::string wt = done["worktree"];
+  REQUIRE(fs::exists(wt));
+  CHECK(WaitFor([&] { return !fs::exists(wt); }, 30s));
+  CHECK(WaitFor([&] {
+    return d.CliJson({"flow", "show", f["id"].get<std::string>()}).value("cleaned", false);
+  }, 30s));
+  // Not merged: the branch and its work stay.
+  CHECK(Git(repo, {"show", done["branch"].get<std::string>() + ":kept.txt"}).out == "x\n");
 }
