@@ -4,6 +4,7 @@
 // no route off the box. Skipped (exit 77) when npm cannot install the CLIs.
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
 
 #include "e2e_support.h"
 
@@ -235,4 +236,42 @@ TEST_CASE("the DeepSeek-style profile (claude CLI, other endpoint) is another fa
   auto done = e.d.CliJson({"review", "wait", cross["id"].get<std::string>(), "--timeout-ms", "300000"});
   CHECK(done["rounds"][0]["family"] == "deepseek");
   CHECK(done["rounds"][0]["state"] == "done");
+}
+
+// Issue 14: the whole loop with real CLIs. claude implements in the flow's worktree through its
+// shell tool (the file it writes carries the marker that makes the mock's review approve), the
+// shell profile verifies, the real codex reviews the branch's diff from another family.
+TEST_CASE("a flow with the real claude as writer and the real codex as reviewer reaches ready",
+          "[e2e]") {
+  E2eDaemon e(json{{"flow", {{"worktree_root", "/tmp/conclave-e2e-wt-" + std::to_string(getpid())}}}});
+  std::string repo = e.d.dir() + "/repo";
+  std::filesystem::create_directories(repo);
+  for (std::vector<std::string> argv : std::vector<std::vector<std::string>>{
+           {"init", "-q", "-b", "main"},
+           {"-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty",
+            "-m", "init"}}) {
+    argv.insert(argv.begin(), {"/usr/bin/git", "-C", repo});
+    REQUIRE(conclave::testing::RunProgram(argv).exit_code == 0);
+  }
+  auto f = e.d.CliJson({"flow", "start", "--repo", repo, "--brief", "-", "--writer", "claude",
+                        "--review", "simple", "--reviewer", "codex", "--verify", "test -s hello.txt"},
+                       "Add a greeting file.\nMOCK:tool_worker_done CMD: echo 'greeting MOCK:findings_none' "
+                       "> hello.txt\n");
+  std::string id = f["id"];
+  auto r = e.d.Cli({"--json", "flow", "wait", id, "--timeout-ms", "600000"});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  json done = r.Json();
+  CHECK(done["status"] == "ready");
+  CHECK(done["implement_runs"] == 1);
+  CHECK(done["verify_runs"] == 1);
+  CHECK(done["review_verdict"] == "APPROVED");
+  auto review = e.d.CliJson({"review", "show", done["review_id"].get<std::string>()});
+  REQUIRE(!review["rounds"].empty());
+  CHECK(review["rounds"][0]["family"] == "openai");
+  CHECK(review["rounds"][0]["state"] == "done");
+  auto shown = conclave::testing::RunProgram(
+      {"/usr/bin/git", "-C", repo, "show", done["branch"].get<std::string>() + ":hello.txt"});
+  CHECK(shown.out == "greeting MOCK:findings_none\n");
+  e.d.CliJson({"flow", "clean", id});
 }

@@ -22,6 +22,7 @@
 //
 // The reply is chosen by a marker in the conversation's user text, `MOCK:<scenario>`:
 //   contract          a worker-contract answer (SUMMARY / EVIDENCE / CHANGES / RISKS / BLOCKERS)
+//   findings_none     as findings, with no findings (an approving review)
 //   findings          a findings JSON in a ```json fence; a StructuredOutput / structured_output
 //                     tool call when the request offers one (claude / qwen --json-schema); the
 //                     bare JSON when the request asks for a JSON-schema answer (codex
@@ -112,8 +113,8 @@ const FINDINGS = {
   ],
 };
 
-function findingsText() {
-  return 'Review complete.\n\n```json\n' + JSON.stringify(FINDINGS, null, 2) + '\n```\n';
+function findingsText(body) {
+  return 'Review complete.\n\n```json\n' + JSON.stringify(body || FINDINGS, null, 2) + '\n```\n';
 }
 
 // ---------------------------------------------------------------- request normalisation
@@ -255,13 +256,14 @@ function decide(req, sc) {
     if (n === 1) return { kind: 'error', status: 500 };
     return { kind: 'text', text: contractText('recovered after one HTTP 500') };
   }
-  if (s === 'findings') {
+  if (s === 'findings' || s === 'findings_none') {
+    const body = s === 'findings' ? FINDINGS : { findings: [] };
     // claude --json-schema offers StructuredOutput, qwen --json-schema structured_output.
     const so = req.tools.find((t) => t.name === 'StructuredOutput' || t.name === 'structured_output');
-    if (so && req.toolResults.length === 0) return { kind: 'tool', tool: so, args: FINDINGS };
+    if (so && req.toolResults.length === 0) return { kind: 'tool', tool: so, args: body };
     // codex --output-schema asks for a JSON answer (Responses text.format / chat response_format).
-    if (req.jsonMime && req.api !== 'gemini') return { kind: 'text', text: JSON.stringify(FINDINGS) };
-    return { kind: 'text', text: sc.text || findingsText() };
+    if (req.jsonMime && req.api !== 'gemini') return { kind: 'text', text: JSON.stringify(body) };
+    return { kind: 'text', text: sc.text || findingsText(body) };
   }
   if (s === 'tool_worker_done' || s === 'tool_then_slow') {
     const sh = findShellTool(req.tools);
