@@ -324,6 +324,17 @@ void AddReviewCommands(CLI::App& app, Options& opts, int* rc) {
     std::cout << "debates " << j["debates"].value("count", 0) << ": converged " << r.converged()
               << ", no_movement " << r.no_movement() << ", cap_reached " << r.cap_reached() << "\n";
     std::cout << "rubber-stamp rate: " << rate(j["rubber_stamp"]) << "\n";
+    if (j.contains("flows") && j["flows"].value("count", 0) > 0) {
+      const auto& fl = j["flows"];
+      std::cout << "\nflows " << fl.value("count", 0) << ": ";
+      for (const auto& [status, n] : fl["by_status"].items()) std::cout << status << " " << n << "  ";
+      std::cout << "\nfirst-pass verify: " << rate(fl["first_pass_verify"]) << "; fix rounds "
+                << fl["fix_rounds"].value("total", 0) << "; cost $" << fl.value("cost_usd", 0.0)
+                << "\n";
+      for (const auto& [step, ms] : fl["step_ms_total"].items()) {
+        std::cout << "  time in " << step << ": " << ms.get<int64_t>() / 1000.0 << " s\n";
+      }
+    }
   });
 }
 

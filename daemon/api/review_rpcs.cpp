@@ -100,6 +100,7 @@ Unary* ConclaveService::Report(CTX* ctx, const v1::ReportRequest* req, v1::Repor
     resp->set_converged(count("converged"));
     resp->set_no_movement(count("no_movement"));
     resp->set_cap_reached(count("cap_reached"));
+    report.json["flows"] = svc_.flows.Figures(req->since_unix_ms());
     resp->set_json(report.json.dump());
     FinishAfterCommit(r, Status::Ok());
   });

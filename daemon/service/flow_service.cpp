@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "domain/flow_figures.h"
 #include "domain/model_family.h"
 #include "domain/review_policy.h"
 #include "exec/profile_model.h"
@@ -204,6 +205,39 @@ void FlowService::Cancel(int64_t id, Done<FlowView> done) {
     }
     done(Get(id));
   });
+}
+
+nlohmann::json FlowService::Figures(int64_t since_ms) {
+  std::vector<domain::FlowFacts> facts;
+  for (const auto& f : store_.List("", 100000)) {
+    if (f.created_ms < since_ms) continue;
+    FlowView v = View(f);
+    domain::FlowFacts x;
+    x.id = f.id;
+    x.status = f.status;
+    x.rounds = f.round;
+    x.fix_rounds = f.fix_rounds;
+    x.implement_runs = v.implement_runs;
+    x.verify_runs = v.verify_runs;
+    x.cost_usd = v.cost_usd;
+    x.history = f.history;
+    // First pass: every verify command of round 1 ran and passed.
+    auto verify = nlohmann::json::parse(f.verify, nullptr, false);
+    const int n = verify.is_array() ? static_cast<int>(verify.size()) : 0;
+    bool ran_all = n > 0, passed_all = true;
+    for (int i = 0; i < n && ran_all; ++i) {
+      // Ran: it was dispatched. Passed: completed (a failure leaves it for a retry, not done).
+      auto t = core_.tasks.GetByKey(domain::FlowTaskKey(f.id, 1, "verify" + std::to_string(i)));
+      if (!t || core_.dispatches.ForTask(t->id).empty()) {
+        ran_all = false;
+      } else if (t->status != domain::TaskState::kCompleted) {
+        passed_all = false;
+      }
+    }
+    if (ran_all) x.first_pass_verify = passed_all;
+    facts.push_back(std::move(x));
+  }
+  return domain::FlowFigures(facts);
 }
 
 void FlowService::CleanEndedBefore(int64_t cutoff_ms) {

@@ -56,6 +56,8 @@ class FlowService : public DispatchListener, public ReviewFinished, public FlowS
   void Cancel(int64_t id, Done<FlowView> done);
   // id 0: every ended flow not yet cleaned.
   void Clean(int64_t id, Done<std::vector<FlowView>> done);
+  // `report`'s per-flow figures for flows started at or after since_ms (domain/flow_figures).
+  nlohmann::json Figures(int64_t since_ms);
   // Retention: cleans ready and cancelled flows last changed before cutoff_ms.
   void CleanEndedBefore(int64_t cutoff_ms) override;
 

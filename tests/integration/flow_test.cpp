@@ -156,6 +156,18 @@ TEST_CASE("a failing verify gets a fix round with the failing output, then passe
   CHECK(done["verify_runs"] == 2);
   // The fix round's brief carried the failing command's output.
   CHECK(SomeBriefHas(d, "FIX ROUND", "need-two-lines"));
+  // `report` has the flow's figures: its first round's verify failed.
+  auto report = json::parse(d.CliJson({"report"}).dump());
+  const auto& flows = report["flows"];
+  INFO(flows.dump());
+  CHECK(flows["count"] == 1);
+  CHECK(flows["by_status"]["ready"] == 1);
+  CHECK(flows["first_pass_verify"]["numerator"] == 0);
+  CHECK(flows["first_pass_verify"]["denominator"] == 1);
+  CHECK(flows["fix_rounds"]["total"] == 1);
+  CHECK(flows["per_flow"][0]["implement_runs"] == 2);
+  CHECK(flows["step_ms_total"].contains("verify"));
+  CHECK(d.Cli({"report"}).out.find("first-pass verify: 0/1") != std::string::npos);
 }
 
 TEST_CASE("a reviewer's MAJOR finding causes a fix round whose regate passes", "[flow]") {
