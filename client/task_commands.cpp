@@ -292,7 +292,8 @@ void AddTaskCommands(CLI::App& app, Options& opts, int* rc) {
     if (c.json()) return PrintJson(r);
     for (const auto& g : r.gates()) {
       std::cout << g.id() << "\t" << g.status() << "\t"
-                << (g.review_id() ? "review " + std::to_string(g.review_id())
+                << (g.review_id()  ? "review " + std::to_string(g.review_id())
+                    : g.flow_id() ? "flow " + std::to_string(g.flow_id())
                                   : "task " + std::to_string(g.task_id()))
                 << "\t" << g.question()
                 << (g.decision().empty() ? "" : "\t→ " + g.decision()) << "\n";

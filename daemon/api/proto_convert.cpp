@@ -126,6 +126,7 @@ void ToProto(const domain::Gate& g, v1::Gate* out) {
   out->set_id(g.id);
   out->set_task_id(g.task_id);
   out->set_review_id(g.review_id);
+  out->set_flow_id(g.flow_id);
   out->set_question(g.question);
   auto opts = nlohmann::json::parse(g.options, nullptr, false);
   if (opts.is_array()) {

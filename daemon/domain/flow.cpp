@@ -32,6 +32,11 @@ const std::vector<std::string>& FlowStatuses() {
 bool FlowTransitionAllowed(FlowStep from, FlowStep to) {
   using S = FlowStep;
   if (from == to) return true;
+  // A person's decision reopens a flow that stopped for one: another round, a sign-off, or
+  // cancel.
+  if (from == S::kNeedsHuman) {
+    return to == S::kImplement || to == S::kReady || to == S::kCancelled;
+  }
   if (FlowStepTerminal(from)) return false;
   // Any running step may fail, be cancelled or stop for a person.
   if (to == S::kFailed || to == S::kCancelled || to == S::kNeedsHuman) return true;

@@ -16,6 +16,7 @@ struct Gate {
   std::string status = "open";  // open | resolved
   std::string decision;
   int64_t created_ms = 0, resolved_ms = 0;
+  int64_t flow_id = 0;  // a flow stopped for a person (needs_human): its decision
 };
 
 struct Handle {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "common/utf8.h"
 #include "domain/flow_figures.h"
 #include "domain/model_family.h"
 #include "domain/review_policy.h"
@@ -316,7 +317,56 @@ void FlowService::OnDispatchFinished(const domain::Dispatch& d) {
 
 void FlowService::OnReviewFinished(int64_t review_id) {
   auto f = store_.ByReview(review_id);
-  if (f && f->status == "running" && f->step == FlowStep::kReview) Advance(f->id);
+  if (!f) return;
+  if (f->status == "running" && f->step == FlowStep::kReview) return Advance(f->id);
+  if (f->step != FlowStep::kNeedsHuman || f->review_id != review_id) return;
+  // Stopped at this review (gate-absent, stalemate) and a person signed it off: ready. Never
+  // shipped by the daemon: a sign-off is not an APPROVED review.
+  auto r = reviews_.Get(review_id);
+  if (!r.ok() || r->review.verdict != "APPROVED_BY_SIGNOFF") return;
+  Reopen(f->id, [&](domain::Flow& fl) {
+    return Move(fl, FlowStep::kReady,
+                "review " + std::to_string(review_id) + " was signed off by a person "
+                "(APPROVED_BY_SIGNOFF). Branch " + fl.branch + " is ready; merge it with: git -C " +
+                    fl.repo + " merge --ff-only " + fl.branch);
+  });
+}
+
+void FlowService::OnFlowGateResolved(const domain::Gate& g, const std::string& reason) {
+  // After the gate's write: the flow's own write follows it.
+  boost::asio::post(core_.io, [this, id = g.flow_id, gate = g.id, decision = g.decision, reason] {
+    Reopen(id, [&](domain::Flow& fl) -> Status {
+      if (decision == "cancel") {
+        return Move(fl, FlowStep::kCancelled, "cancelled by a person at gate " + std::to_string(gate) +
+                                                  (reason.empty() ? "" : ": " + reason));
+      }
+      if (decision != "another-round") return Status::Ok();
+      fl.round += 1;
+      fl.fix_rounds += 1;
+      fl.verify_index = 0;
+      fl.fix_brief = Utf8Prefix("A person looked at why the flow stopped (" + fl.note + ") and asked for "
+                                "another round" + (reason.empty() ? "." : ": " + reason), 64000);
+      return Move(fl, FlowStep::kImplement,
+                  "another round, asked for by a person at gate " + std::to_string(gate));
+    });
+  });
+}
+
+void FlowService::Reopen(int64_t id, std::function<Status(domain::Flow&)> fn) {
+  Status s = core_.batcher.Write([&]() -> Status {
+    auto f = store_.Get(id);
+    if (!f || f->step != FlowStep::kNeedsHuman) return Status::Ok();  // decided already
+    if (Status c = fn(*f); !c.ok()) return c;
+    store_.Update(*f);
+    return Status::Ok();
+  });
+  if (!s.ok()) {
+    spdlog::error("flow {}: reopening failed: {}", id, s.message());
+    return;
+  }
+  core_.batcher.AfterCommit([this, id](bool ok) {
+    if (ok) Advance(id);
+  });
 }
 
 void FlowService::Resume() {

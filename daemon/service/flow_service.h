@@ -41,7 +41,10 @@ struct FlowView {
   double cost_usd = 0;
 };
 
-class FlowService : public DispatchListener, public ReviewFinished, public FlowSweeper {
+class FlowService : public DispatchListener,
+                    public ReviewFinished,
+                    public FlowSweeper,
+                    public FlowGateListener {
  public:
   FlowService(Core& core, store::FlowStore& store, TaskService& tasks,
               DispatchScheduler& scheduler, ReviewService& reviews)
@@ -63,6 +66,9 @@ class FlowService : public DispatchListener, public ReviewFinished, public FlowS
 
   void OnDispatchFinished(const domain::Dispatch& d) override;
   void OnReviewFinished(int64_t review_id) override;
+  // "another-round" reopens the flow at implement with the person's reason in the brief;
+  // "cancel" cancels it.
+  void OnFlowGateResolved(const domain::Gate& g, const std::string& reason) override;
   // Startup: every running flow goes on from its recorded step.
   void Resume();
   void ExpireWaiters() { waiters_.ExpireAll(); }
@@ -89,6 +95,8 @@ class FlowService : public DispatchListener, public ReviewFinished, public FlowS
   void DispatchStepTask(const domain::Flow& f, const std::string& to);
   // Implement steps of other flows whose writer is dispatched; flows waiting for a writer slot.
   int WritersRunning(int64_t except);
+  // Like Change, for a flow stopped at needs_human (a person's decision reopens it).
+  void Reopen(int64_t id, std::function<Status(domain::Flow&)> fn);
   // A writer profile's family as the review sees it (derived from the model it runs).
   std::string WriterFamily(const exec::Profile& p) const;
   // Another flow in the same repository is implementing with a SCOPE: overlapping f's.

@@ -69,6 +69,26 @@ Status FlowService::Move(domain::Flow& f, FlowStep to, const std::string& note,
                 "flow " + std::to_string(f.id) + ": " + name + " (round " +
                     std::to_string(f.round) + ")",
                 note, payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
+  if (to == FlowStep::kNeedsHuman) {
+    // A decision gate over the flow: another round (the writer gets the person's reason) or
+    // cancel. A review that stopped it has its own gate too (a sign-off makes the flow ready).
+    domain::Gate g;
+    g.flow_id = f.id;
+    g.question = Utf8Prefix("Flow " + std::to_string(f.id) + " (" + f.branch + ") stopped: " + note +
+                                " Decide: another-round (the writer goes again; your --reason is "
+                                "added to its brief) or cancel.",
+                            60000);
+    g.options = R"(["another-round","cancel"])";
+    g.created_ms = core_.clock.NowMs();
+    g.id = core_.gates.Insert(g);
+    core_.Notify({f.coordinator, "decision_gate", "high", 0, 0,
+                  "flow " + std::to_string(f.id) + ": gate " + std::to_string(g.id) +
+                      " asks a person how to go on",
+                  g.question,
+                  nlohmann::json({{"gate_id", g.id}, {"flow_id", f.id},
+                                  {"options", nlohmann::json::parse(g.options)}})
+                      .dump()});
+  }
   if (domain::FlowStepTerminal(to)) {
     int64_t id = f.id;
     core_.batcher.AfterCommit([this, id](bool ok) {

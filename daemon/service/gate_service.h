@@ -28,6 +28,8 @@ class GateService {
     reviews_ = reviews;
   }
 
+  void ConnectFlows(FlowGateListener* flows) { flows_ = flows; }
+
   void Create(int64_t task_id, const std::string& question, const std::vector<std::string>& options,
               int64_t review_id, Done<domain::Gate> done);
   // caller: who resolved it (recorded as the sign-off of a review's gate); reason: why.
@@ -52,6 +54,7 @@ class GateService {
 
   DispatchScheduler* scheduler_ = nullptr;
   ReviewGateListener* reviews_ = nullptr;
+  FlowGateListener* flows_ = nullptr;
 };
 
 }  // namespace conclave::service

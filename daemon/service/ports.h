@@ -47,6 +47,13 @@ class FlowSweeper {
   virtual void CleanEndedBefore(int64_t cutoff_ms) = 0;
 };
 
+// A flow's decision gate was resolved (inside the resolving write; FlowService acts after it).
+class FlowGateListener {
+ public:
+  virtual ~FlowGateListener() = default;
+  virtual void OnFlowGateResolved(const domain::Gate& g, const std::string& reason) = 0;
+};
+
 // Stops and inspects running workers (RunSupervisor).
 class RunControl {
  public:

@@ -103,6 +103,10 @@ Status ReviewVerdicts::OnReviewGateResolved(const domain::Gate& g,
   s.verdict_after = outcome.verdict;
   store_.InsertSignoff(s);
   if (outcome.verdict != r->verdict) {
+    // A flow stopped at this review hears of the sign-off once it is committed.
+    core_.batcher.AfterCommit([this, review_id = r->id](bool ok) {
+      if (ok && finished_) finished_->OnReviewFinished(review_id);
+    });
     r->verdict = outcome.verdict;
     r->reason = Utf8Prefix(outcome.note + (reason.empty() ? "" : " — " + reason) +
                                " (was: " + r->reason + ")",

@@ -43,6 +43,7 @@ Services::Services(Core& c)
   completion.AddListener(&flows);
   reviews.AlsoTell(&flows);
   retention.Connect(&flows);
+  gates.ConnectFlows(&flows);
   review_verdicts.Connect(&reviews);
 }
 

@@ -4,10 +4,10 @@ namespace conclave::store {
 namespace {
 constexpr const char* kSelect =
     "SELECT id, task_id, review_id, question, options, status, decision, created_ms, "
-    "resolved_ms FROM gates";
+    "resolved_ms, flow_id FROM gates";
 GateRecord ReadRow(const Statement& st) {
   return GateRecord{st.Int(0),  st.Int(1),  st.Int(2), st.Text(3), st.Text(4),
-                    st.Text(5), st.Text(6), st.Int(7), st.Int(8)};
+                    st.Text(5), st.Text(6), st.Int(7), st.Int(8), st.Int(9)};
 }
 }  // namespace
 
@@ -21,7 +21,7 @@ std::optional<GateRecord> GateStore::Get(int64_t id) {
 int64_t GateStore::Insert(const GateRecord& g) {
   db_.Prepare(
          "INSERT INTO gates(task_id, review_id, question, options, status, decision, created_ms, "
-         "resolved_ms) VALUES (?,?,?,?,?,?,?,?)")
+         "resolved_ms, flow_id) VALUES (?,?,?,?,?,?,?,?,?)")
       .Bind(1, g.task_id)
       .Bind(2, g.review_id)
       .Bind(3, g.question)
@@ -30,6 +30,7 @@ int64_t GateStore::Insert(const GateRecord& g) {
       .Bind(6, g.decision)
       .Bind(7, g.created_ms)
       .Bind(8, g.resolved_ms)
+      .Bind(9, g.flow_id)
       .Run();
   return db_.LastInsertId();
 }

@@ -207,6 +207,33 @@ TEST_CASE("a third needed fix round ends the flow in needs_human", "[flow]") {
   std::string line;
   std::getline(notified, line);
   CHECK(json::parse(line)["payload"]["step"] == "needs_human");
+  // A decision gate over the flow: a person asks for another round, with a hint.
+  auto gate = [&] {
+    const json open = d.CliJson({"gate", "list", "--open"});  // kept alive for the loop
+    for (const auto& g : open["gates"]) {
+      if (g.value("flow_id", std::string("0")) == f["id"]) return g;
+    }
+    return json();
+  };
+  json g = gate();
+  REQUIRE(!g.is_null());
+  CHECK(g["options"] == json::array({"another-round", "cancel"}));
+  d.CliJson({"gate", "resolve", g["id"].get<std::string>(), "--decision", "another-round",
+             "--reason", "try-the-other-file"});
+  // It runs once more (still broken), stops again and asks again; cancel ends it.
+  auto show = [&] { return d.CliJson({"flow", "show", f["id"].get<std::string>()}); };
+  REQUIRE(WaitFor([&] {
+    auto s = show();
+    return s["status"] == "needs_human" && s["implement_runs"] == 4;
+  }, 60s));
+  CHECK(SomeBriefHas(d, "FIX ROUND", "try-the-other-file"));
+  json g2 = gate();
+  REQUIRE(!g2.is_null());
+  CHECK(g2["id"] != g["id"]);
+  d.CliJson({"gate", "resolve", g2["id"].get<std::string>(), "--decision", "cancel"});
+  CHECK(WaitFor([&] {
+    return d.CliJson({"flow", "show", f["id"].get<std::string>()})["status"] == "cancelled";
+  }, 20s));
 }
 
 TEST_CASE("a hung reviewer makes the flow needs_human (gate-absent), never ready", "[flow]") {
@@ -218,6 +245,38 @@ TEST_CASE("a hung reviewer makes the flow needs_human (gate-absent), never ready
   CHECK(done["status"] == "needs_human");
   CHECK(done["review_verdict"] == "gate-absent");
   // Nothing was merged.
+  CHECK(Git(repo, {"rev-parse", "main"}).out != Git(repo, {"rev-parse", done["branch"]}).out);
+  // A script's accept-risk is recorded but is no person's: the flow stays stopped.
+  auto review = d.CliJson({"review", "show", done["review_id"].get<std::string>()});
+  std::string review_gate = review["gate_id"];
+  d.CliJson({"gate", "resolve", review_gate, "--decision", "accept-risk"});
+  CHECK(d.CliJson({"flow", "show", f["id"].get<std::string>()})["status"] == "needs_human");
+}
+
+TEST_CASE("a person's sign-off of a gate-absent review makes the flow ready, never merged",
+          "[flow]") {
+  REQUIRE(fs::exists("/usr/bin/script"));  // util-linux: a pseudo-terminal for the CLI
+  DaemonFixture d;
+  std::string repo = Setup(d, 2);
+  auto f = StartFlow(d, repo, "Hang the reviewer.\nFAKE: append review.txt FAKE-REVIEW openai * hang\n",
+                     {"--ship", "merge"});
+  auto stopped = WaitFlow(d, f, 5);
+  REQUIRE(stopped["review_verdict"] == "gate-absent");
+  std::string review_gate =
+      d.CliJson({"review", "show", stopped["review_id"].get<std::string>()})["gate_id"];
+  RunResult human = RunProgram({"/usr/bin/script", "-qec",
+                                std::string(CONCLAVE_BIN) + " --socket " + d.socket() +
+                                    " gate resolve " + review_gate +
+                                    " --decision accept-risk --reason read-it-myself",
+                                "/dev/null"});
+  REQUIRE(human.exit_code == 0);
+  REQUIRE(WaitFor([&] {
+    return d.CliJson({"flow", "show", f["id"].get<std::string>()})["status"] == "ready";
+  }, 30s));
+  auto done = WaitFlow(d, f, 0);
+  CHECK(done["review_verdict"] == "APPROVED_BY_SIGNOFF");
+  CHECK(done["note"].get<std::string>().find("signed off by a person") != std::string::npos);
+  // --ship merge fast-forwards only an APPROVED review: a sign-off is not one.
   CHECK(Git(repo, {"rev-parse", "main"}).out != Git(repo, {"rev-parse", done["branch"]}).out);
 }
 

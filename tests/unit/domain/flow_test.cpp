@@ -35,10 +35,22 @@ TEST_CASE("Flow: skipping a step or leaving an end is refused", "[flow]") {
   CHECK(f.step == FlowStep::kWorktree);
   REQUIRE(MoveFlow(f, FlowStep::kNeedsHuman, 2, "").ok());
   CHECK(f.status == "needs_human");
-  for (auto to : {FlowStep::kImplement, FlowStep::kReady, FlowStep::kCancelled}) {
+  // Stopped for a person: only a person's decision moves it — another round, a sign-off
+  // (ready) or cancel; never straight into verify or review.
+  for (auto to : {FlowStep::kVerify, FlowStep::kReview, FlowStep::kWorktree, FlowStep::kFailed}) {
     auto s = MoveFlow(f, to, 3, "");
     CHECK(!s.ok());
     CHECK(s.message().find("needs_human") != std::string::npos);
+  }
+  for (auto to : {FlowStep::kImplement, FlowStep::kReady, FlowStep::kCancelled}) {
+    Flow g = f;
+    CHECK(MoveFlow(g, to, 3, "a person decided").ok());
+  }
+  // The other ends stay ends.
+  for (auto end : {FlowStep::kReady, FlowStep::kFailed, FlowStep::kCancelled}) {
+    Flow e;
+    e.step = end;
+    CHECK(!MoveFlow(e, FlowStep::kImplement, 4, "").ok());
   }
 }
 

@@ -1,0 +1,3 @@
+-- A flow that stops for a person (needs_human) opens a decision gate over the flow itself:
+-- resolving it asks for another round or cancels the flow.
+ALTER TABLE gates ADD COLUMN flow_id INTEGER NOT NULL DEFAULT 0;
