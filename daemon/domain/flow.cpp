@@ -154,7 +154,8 @@ int64_t FlowOfTerminal(const std::string& handle) {
   size_t dash = handle.find('-', 5);
   if (dash == std::string::npos || dash == 5) return 0;
   std::string_view rest(handle.c_str() + dash + 1);
-  if (rest != "writer" && rest != "verify") return 0;
+  // flow-<id>-writer-<profile>: the writer it swapped to (operational trouble, same family).
+  if (rest != "writer" && rest != "verify" && rest.rfind("writer-", 0) != 0) return 0;
   int64_t id = 0;
   for (size_t i = 5; i < dash; ++i) {
     if (handle[i] < '0' || handle[i] > '9' || id > 1'000'000'000'000) return 0;

@@ -65,7 +65,8 @@ std::vector<std::string> FlowScopes(const std::string& brief);
 // of the other's. A flow that declares no scope overlaps nothing.
 bool ScopesOverlap(const std::vector<std::string>& a, const std::vector<std::string>& b);
 
-// The flow that owns a terminal handle ("flow-<id>-writer", "flow-<id>-verify"), 0 for none.
+// The flow that owns a terminal handle ("flow-<id>-writer", "flow-<id>-writer-<profile>" after
+// a writer swap, "flow-<id>-verify"), 0 for none.
 int64_t FlowOfTerminal(const std::string& handle);
 // Whether a task (by its idempotency key, FlowTaskKey) is one of that flow's steps.
 bool IsFlowTask(int64_t flow_id, const std::string& idem_key);

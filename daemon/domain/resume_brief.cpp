@@ -2,6 +2,7 @@
 #include "domain/resume_brief.h"
 
 #include "domain/failure_kind.h"
+#include "domain/flow.h"
 
 namespace conclave::domain {
 namespace {
@@ -26,6 +27,14 @@ bool EndedEarly(const Dispatch& d) {
          *kind != FailureKind::kInternalError && *kind != FailureKind::kCrashLoop;
 }
 
+// The same working directory: the same terminal, or two writer terminals of one flow (a
+// writer swapped to another profile works in the flow's worktree).
+bool SamePlace(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  int64_t flow = FlowOfTerminal(a);
+  return flow != 0 && flow == FlowOfTerminal(b);
+}
+
 }  // namespace
 
 std::optional<ResumePoint> ResumeFrom(const std::vector<Dispatch>& task_dispatches,
@@ -39,14 +48,14 @@ std::optional<ResumePoint> ResumeFrom(const std::vector<Dispatch>& task_dispatch
   // Only on the same terminal (the same working directory): another one's repository holds
   // none of this partial work.
   const std::string& terminal = task_dispatches[at].terminal;
-  if (!EndedEarly(prev) || prev.terminal != terminal) return std::nullopt;
+  if (!EndedEarly(prev) || !SamePlace(prev.terminal, terminal)) return std::nullopt;
   ResumePoint p;
   p.previous_dispatch = prev.id;
   p.failure_kind = prev.failure_kind;
   p.evidence = prev.evidence;
   // The partial work is everything since the first of the consecutive early endings began.
   for (size_t i = at;
-       i-- > 0 && EndedEarly(task_dispatches[i]) && task_dispatches[i].terminal == terminal;) {
+       i-- > 0 && EndedEarly(task_dispatches[i]) && SamePlace(task_dispatches[i].terminal, terminal);) {
     if (!task_dispatches[i].start_head.empty()) p.base_head = task_dispatches[i].start_head;
   }
   return p;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <filesystem>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -12,6 +13,7 @@
 #include "domain/review_policy.h"
 #include "exec/profile_model.h"
 #include "service/flow_git.h"
+#include "service/flow_support.h"
 
 namespace conclave::service {
 namespace {
@@ -350,6 +352,64 @@ void FlowService::OnFlowGateResolved(const domain::Gate& g, const std::string& r
                   "another round, asked for by a person at gate " + std::to_string(gate));
     });
   });
+}
+
+std::string FlowService::WriterHandle(const domain::Flow& f) {
+  std::string first = flow_support::WriterTerminal(f.id);
+  auto t = core_.terminals.Get(first);
+  return !t || t->profile == f.writer ? first : first + "-" + f.writer;
+}
+
+std::optional<std::string> FlowService::SwapTarget(const domain::Dispatch& d,
+                                                   const domain::Task& t) {
+  auto f = store_.ByTask(t.id);
+  if (!f || f->status != "running" || f->step != FlowStep::kImplement || f->task_id != t.id) {
+    return std::nullopt;
+  }
+  auto trouble = [&](const domain::Dispatch& x) {
+    static const std::set<std::string> kinds = {"rate_limited", "provider_unavailable", "timeout",
+                                                "transport_error", "heartbeat_lost"};
+    return x.failure_class == "operational" && x.profile == d.profile && kinds.count(x.failure_kind);
+  };
+  // This attempt and the ones before it, newest first, until one that was not such trouble.
+  auto all = core_.dispatches.ForTask(t.id);
+  int streak = trouble(d) ? 1 : 0;
+  for (auto it = all.rbegin(); streak > 0 && it != all.rend(); ++it) {
+    if (it->id == d.id) continue;
+    if (!trouble(*it)) break;
+    ++streak;
+  }
+  if (streak < 2) return std::nullopt;
+  std::string chosen;
+  for (const auto& p : core_.profiles.profiles) {
+    if (p.type != "cli" || p.name == d.profile || WriterFamily(p) != f->writer_family) continue;
+    if (chosen.empty() || p.name < chosen) chosen = p.name;
+  }
+  if (chosen.empty()) return std::nullopt;  // no other writer of the family: retry as is
+  std::string handle = flow_support::WriterTerminal(f->id) + "-" + chosen;
+  if (!core_.handles.Get(handle)) {
+    domain::Terminal term{handle, chosen, f->worktree, domain::TerminalState::kIdle, 0,
+                          core_.clock.NowMs()};
+    core_.handles.Insert({handle, "terminal", term.created_ms, false});
+    core_.terminals.Insert(term);
+  }
+  std::string note = "writer swapped from " + d.profile + " to " + chosen + " (same family " +
+                     f->writer_family + ") after " + std::to_string(streak) +
+                     " operational failures in a row (last: " + d.failure_kind + ")";
+  f->writer = chosen;
+  auto h = nlohmann::json::parse(f->history, nullptr, false);
+  if (h.is_array()) {
+    h.push_back({{"step", "implement"}, {"round", f->round}, {"at_ms", core_.clock.NowMs()},
+                 {"note", note}});
+    f->history = h.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  f->note = note;
+  store_.Update(*f);
+  core_.Notify({f->coordinator, "flow", "high", 0, 0, "flow " + std::to_string(f->id) + ": " + note,
+                note, nlohmann::json({{"flow_id", f->id}, {"step", "implement"}, {"writer", chosen},
+                                      {"previous_writer", d.profile}})
+                          .dump()});
+  return handle;
 }
 
 void FlowService::Reopen(int64_t id, std::function<Status(domain::Flow&)> fn) {

@@ -44,7 +44,8 @@ struct FlowView {
 class FlowService : public DispatchListener,
                     public ReviewFinished,
                     public FlowSweeper,
-                    public FlowGateListener {
+                    public FlowGateListener,
+                    public RetryTargets {
  public:
   FlowService(Core& core, store::FlowStore& store, TaskService& tasks,
               DispatchScheduler& scheduler, ReviewService& reviews)
@@ -69,6 +70,13 @@ class FlowService : public DispatchListener,
   // "another-round" reopens the flow at implement with the person's reason in the brief;
   // "cancel" cancels it.
   void OnFlowGateResolved(const domain::Gate& g, const std::string& reason) override;
+  // Seed 001's writer swap: after two operational failures in a row (rate limit, provider
+  // down, timeout, transport, lost heartbeat) of a flow's implement step, its retry goes to
+  // another loaded model profile of the writer's family (never another family) in the same
+  // worktree; the resumed attempt opens with the partial work ("verify and finalize").
+  std::optional<std::string> SwapTarget(const domain::Dispatch& d, const domain::Task& t) override;
+  // The writer terminal of the flow's current writer profile.
+  std::string WriterHandle(const domain::Flow& f);
   // Startup: every running flow goes on from its recorded step.
   void Resume();
   void ExpireWaiters() { waiters_.ExpireAll(); }

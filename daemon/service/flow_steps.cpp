@@ -21,8 +21,8 @@ using flow_support::Strings;
 using flow_support::Tail;
 constexpr size_t kOutputTail = 4000;
 
-std::string WriterTerminal(int64_t id) { return "flow-" + std::to_string(id) + "-writer"; }
-std::string VerifyTerminal(int64_t id) { return "flow-" + std::to_string(id) + "-verify"; }
+using flow_support::VerifyTerminal;
+using flow_support::WriterTerminal;
 
 std::string ImplementBrief(const domain::Flow& f) {
   std::string b = f.brief;
@@ -274,7 +274,7 @@ void FlowService::StepImplement(const domain::Flow& f) {
     if (WritersRunning(f.id) >= std::max(1, core_.config.flow.max_parallel_writers)) return;
     // Flows that declare overlapping SCOPE: paths in one repository implement one at a time.
     if (ScopeBusy(f)) return;
-    return DispatchStepTask(f, WriterTerminal(f.id));
+    return DispatchStepTask(f, WriterHandle(f));
   }
   if (t->status == TaskState::kDispatched || t->status == TaskState::kPending) return;  // running
   if (t->status == TaskState::kCompleted) return AfterImplement(f);

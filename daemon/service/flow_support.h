@@ -24,6 +24,10 @@ inline std::vector<std::string> Strings(const std::string& json_array) {
   return out;
 }
 
+// A flow's own terminals (domain::FlowOfTerminal reads the id back).
+inline std::string WriterTerminal(int64_t id) { return "flow-" + std::to_string(id) + "-writer"; }
+inline std::string VerifyTerminal(int64_t id) { return "flow-" + std::to_string(id) + "-verify"; }
+
 inline std::string Tail(const std::string& s, size_t n) {
   if (s.size() <= n) return s;
   return "[...]\n" + ValidUtf8(s.substr(s.size() - n));

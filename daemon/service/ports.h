@@ -54,6 +54,14 @@ class FlowGateListener {
   virtual void OnFlowGateResolved(const domain::Gate& g, const std::string& reason) = 0;
 };
 
+// Where an operational retry goes instead of the same target (FlowService: a flow's writer
+// swapped to another profile of its family after operational trouble). Inside the write.
+class RetryTargets {
+ public:
+  virtual ~RetryTargets() = default;
+  virtual std::optional<std::string> SwapTarget(const domain::Dispatch& d, const domain::Task& t) = 0;
+};
+
 // Stops and inspects running workers (RunSupervisor).
 class RunControl {
  public:

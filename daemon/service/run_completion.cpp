@@ -193,7 +193,11 @@ Status RunCompletion::ApplyToTask(domain::Dispatch& d, domain::Task& t,
   core_.tasks.Update(t);
   if (t.status == TaskState::kFailed) tasks_.BlockDependants(t);
   if (next.requeue == domain::Requeue::kSameTarget) {
-    scheduler_.Requeue(d, d.target, next.requeue_not_before_ms, next.count_op_retry);
+    std::string target = d.target;
+    if (swap_ && d.failure_class == "operational") {
+      if (auto other = swap_->SwapTarget(d, t)) target = *other;
+    }
+    scheduler_.Requeue(d, target, next.requeue_not_before_ms, next.count_op_retry);
   } else if (next.requeue == domain::Requeue::kSameTerminal) {
     scheduler_.Requeue(d, d.terminal, next.requeue_not_before_ms, next.count_op_retry);
   }

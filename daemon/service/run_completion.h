@@ -33,6 +33,8 @@ class RunCompletion {
   void Connect(TranscriptSink* transcripts) { transcripts_ = transcripts; }
   // Where a worker that reported BLOCKED asks its question (a decision gate).
   void Connect(GateService* gates) { gates_ = gates; }
+  // Where an operational retry may go instead of its target (a flow's writer swap).
+  void Connect(RetryTargets* swap) { swap_ = swap; }
 
   // The run of dispatch_id ended (or never started: outcome.stop == kSpawnFailed). `recorded`
   // (may be empty) is called on the loop once the outcome's write was made (or was not needed).
@@ -72,6 +74,7 @@ class RunCompletion {
   std::vector<DispatchListener*> listeners_;
   TranscriptSink* transcripts_ = nullptr;
   GateService* gates_ = nullptr;
+  RetryTargets* swap_ = nullptr;
   int pending_ = 0;
 };
 

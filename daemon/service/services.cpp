@@ -44,6 +44,7 @@ Services::Services(Core& c)
   reviews.AlsoTell(&flows);
   retention.Connect(&flows);
   gates.ConnectFlows(&flows);
+  completion.Connect(static_cast<RetryTargets*>(&flows));
   review_verdicts.Connect(&reviews);
 }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "daemon_fixture.h"
 
@@ -27,8 +28,10 @@ RunResult Git(const std::string& repo, std::vector<std::string> args) {
 
 // writer and writer2 (anthropic), rev (openai reviewer), shell (the verify commands); a repo on main.
 std::string Setup(DaemonFixture& d, int round_timeout_s = 60, int max_writers = 3,
-                  const json& extra_config = json::object()) {
-  d.WriteProfile("writer", d.FakeProfile("writer", "anthropic", 1));
+                  const json& extra_config = json::object(), int writer_timeout_s = 0) {
+  auto writer = d.FakeProfile("writer", "anthropic", 1);
+  if (writer_timeout_s > 0) writer["timeout_s"] = writer_timeout_s;
+  d.WriteProfile("writer", writer);
   d.WriteProfile("writer2", d.FakeProfile("writer2", "anthropic", 1));
   auto rev = d.FakeProfile("rev", "openai", 4);
   rev["env"] = {{"FAKE_FAMILY", "openai"}};
@@ -504,4 +507,35 @@ TEST_CASE("retention cleans the worktree of a ready flow by itself, keeping its 
   }, 30s));
   // Not merged: the branch and its work stay.
   CHECK(Git(repo, {"show", done["branch"].get<std::string>() + ":kept.txt"}).out == "x\n");
+}
+
+// Seed 001: operational trouble twice in a row moves the implement step to another profile of
+// the writer's family (never another family), which resumes the partial work.
+TEST_CASE("a writer failing operationally twice is swapped for another of its family", "[flow]") {
+  DaemonFixture d;
+  // "writer" times out after 2 s; writer2 (the same family) does not.
+  std::string repo = Setup(d, 60, 3,
+                           {{"retry", {{"base_ms", 50}, {"max_ms", 200}, {"max_attempts", 5}}}}, 2);
+  std::string runs = d.dir() + "/runs", briefs = d.dir() + "/brief-";
+  auto f = StartFlow(d, repo,
+                     "Swap me.\nFAKE: append partial.txt started\nFAKE: sequence " + runs +
+                         " hang|hang|ok\nFAKE: if-resumed save-brief " + briefs +
+                         "resumed\nFAKE: append hello.txt hi\n",
+                     {"--verify", "test -f hello.txt"});
+  auto done = WaitFlow(d, f, 0);
+  CHECK(done["status"] == "ready");
+  CHECK(done["writer"] == "writer2");
+  CHECK(done["implement_runs"] == 3);
+  // The third attempt ran on the swapped writer's terminal, in the same worktree.
+  std::string id = f["id"];
+  auto term = d.CliJson({"terminal", "show", "flow-" + id + "-writer-writer2"});
+  CHECK(term["profile"] == "writer2");
+  CHECK(term["cwd"] == done["worktree"]);
+  // It opened with the resume brief (the earlier attempts' partial work).
+  std::ifstream in(briefs + "resumed");
+  std::string brief((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(brief.rfind("RESUME, DON'T RESTART", 0) == 0);
+  CHECK(!d.CliJson({"inbox", "--types", "flow"}).dump().empty());
+  CHECK(d.CliJson({"inbox", "--types", "flow"}).dump().find("writer swapped from writer to writer2") !=
+        std::string::npos);
 }

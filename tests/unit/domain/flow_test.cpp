@@ -91,6 +91,7 @@ TEST_CASE("flow scopes overlap when one path is equal to, inside or around anoth
 TEST_CASE("flow terminals are known by their handle, and take only their flow's tasks", "[flow]") {
   CHECK(FlowOfTerminal("flow-12-writer") == 12);
   CHECK(FlowOfTerminal("flow-3-verify") == 3);
+  CHECK(FlowOfTerminal("flow-3-writer-deepseek-flash") == 3);  // after a writer swap
   CHECK(FlowOfTerminal("flow-x-writer") == 0);
   CHECK(FlowOfTerminal("flow--writer") == 0);
   CHECK(FlowOfTerminal("flow-12-other") == 0);
