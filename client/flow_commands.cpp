@@ -35,7 +35,9 @@ void PrintFlow(const v1::Flow& f, bool detail) {
             << "  writer " << f.writer() << " (" << f.writer_family() << "), review "
             << f.review_mode();
   for (const auto& r : f.reviewers()) std::cout << " " << r;
-  std::cout << ", ship " << f.ship() << "\n";
+  std::cout << ", ship " << f.ship();
+  if (f.budget_usd() > 0) std::cout << ", budget $" << f.budget_usd();
+  std::cout << "\n";
   for (const auto& v : f.verify()) std::cout << "  verify: " << v << "\n";
   std::cout << "  dispatches: " << f.implement_runs() << " implement, " << f.verify_runs()
             << " verify; review " << f.review_id()
@@ -70,6 +72,7 @@ void AddFlowCommands(CLI::App& app, Options& opts, int* rc) {
     std::vector<std::string> verify, reviewers;
     int cap = -1, max_fix_rounds = 2, limit = 50;
     int64_t id = 0, timeout_ms = 600000;
+    double budget = 0;
   };
   auto a = std::make_shared<Args>();
   auto* start = flow->add_subcommand("start", "start a flow");
@@ -82,6 +85,7 @@ void AddFlowCommands(CLI::App& app, Options& opts, int* rc) {
   start->add_option("--review", a->review, "mechanical|simple|ordinary|strong|debate");
   start->add_option("--reviewer", a->reviewers, "reviewer profile (repeatable)");
   start->add_option("--cap", a->cap, "challenger invocations of the review");
+  start->add_option("--budget-usd", a->budget, "what the flow's dispatches may spend in all (0 = no cap)");
   start->add_option("--max-fix-rounds", a->max_fix_rounds, "default 2");
   start->add_option("--key", a->key, "idempotency key");
   start->add_option("--ship", a->ship, "none|merge (fast-forward base when APPROVED)");
@@ -104,6 +108,7 @@ void AddFlowCommands(CLI::App& app, Options& opts, int* rc) {
     req.set_review_mode(a->review);
     for (const auto& r : a->reviewers) req.add_reviewers(r);
     req.set_cap(a->cap);
+    req.set_budget_usd(a->budget);
     req.set_max_fix_rounds(a->max_fix_rounds);
     req.set_idempotency_key(a->key);
     req.set_ship(a->ship);

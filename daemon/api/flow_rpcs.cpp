@@ -23,6 +23,7 @@ void FlowToProto(const service::FlowView& v, v1::Flow* out) {
   out->set_worktree(f.worktree);
   out->set_writer(f.writer);
   out->set_writer_family(f.writer_family);
+  out->set_budget_usd(f.budget_usd);
   for (auto* list : {&f.verify, &f.reviewers}) {
     auto j = nlohmann::json::parse(*list, nullptr, false);
     if (!j.is_array()) continue;
@@ -83,6 +84,7 @@ Unary* ConclaveService::FlowStart(CTX* ctx, const v1::FlowStartRequest* req, v1:
     in.key = req->idempotency_key();
     in.ship = req->ship();
     in.coordinator = req->coordinator();
+    in.budget_usd = req->budget_usd();
     svc_.flows.Start(std::move(in), IntoFlow(r, resp));
   });
 }

@@ -46,6 +46,7 @@ struct Flow {
   std::string history = "[]";
   bool cleaned = false;
   int64_t created_ms = 0, updated_ms = 0;
+  double budget_usd = 0;  // what its dispatches may spend in all (0 = no cap)
 };
 
 // Moves f to `to` (status follows: running, or the terminal step's name), appends the move to

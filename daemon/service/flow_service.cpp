@@ -75,6 +75,9 @@ Status FlowService::Validate(StartFlowInput& in) {
     if (!core_.profiles.Find(r)) return NotFound("reviewer: no profile named '" + r + "'");
   }
   if (in.cap > 10) return InvalidArgument("cap: at most 10 challenger invocations");
+  if (!(in.budget_usd >= 0) || in.budget_usd > 1e6) {
+    return InvalidArgument("budget_usd: must be between 0 (no cap) and 1000000");
+  }
   if (in.max_fix_rounds < 0) in.max_fix_rounds = 2;
   if (in.max_fix_rounds > 20) return InvalidArgument("max_fix_rounds: at most 20");
   if (in.ship.empty()) in.ship = "none";
@@ -107,6 +110,7 @@ void FlowService::Start(StartFlowInput in, Done<FlowView> done) {
     f.base = in.base;
     f.writer = in.writer;
     f.writer_family = WriterFamily(*core_.profiles.Find(in.writer));
+    f.budget_usd = in.budget_usd;
     f.verify = Array(in.verify).dump();
     f.review_mode = in.review_mode;
     f.reviewers = Array(in.reviewers).dump();

@@ -31,6 +31,7 @@ struct StartFlowInput {
   std::string repo, brief, writer, base, title, review_mode, ship, key, coordinator;
   std::vector<std::string> verify, reviewers;
   int cap = -1, max_fix_rounds = -1;  // -1 = default
+  double budget_usd = 0;              // the flow's spend cap; 0 = none
 };
 
 struct FlowView {

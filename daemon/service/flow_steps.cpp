@@ -43,6 +43,19 @@ void FlowService::Advance(int64_t id) {
   }
   auto f = store_.Get(id);
   if (!f || f->status != "running") return;
+  if (f->budget_usd > 0 && f->task_id == 0 &&
+      (f->step == FlowStep::kImplement || f->step == FlowStep::kVerify)) {
+    // Before a step starts new work: the flow's spend against its cap.
+    double spent = View(*f).cost_usd;
+    if (spent >= f->budget_usd) {
+      char note[160];
+      std::snprintf(note, sizeof note, "budget spent: $%.4f of the flow's $%.4f (--budget-usd)",
+                    spent, f->budget_usd);
+      return Change(id, f->step, [&](domain::Flow& fl) {
+        return Move(fl, FlowStep::kNeedsHuman, note, "high");
+      });
+    }
+  }
   switch (f->step) {
     case FlowStep::kWorktree:
       return StepWorktree(*f);
@@ -169,6 +182,8 @@ void FlowService::DispatchStepTask(const domain::Flow& f, const std::string& to)
   in.task_id = f.task_id;
   in.to = to;
   in.from = f.coordinator;
+  // What is left of the flow's budget caps this run too (its cost is watched as it streams).
+  if (f.budget_usd > 0) in.budget_usd = std::max(0.0001, f.budget_usd - View(f).cost_usd);
   int64_t id = f.id, task_id = f.task_id;
   FlowStep step = f.step;
   scheduler_.Dispatch(in, [this, id, task_id, step](StatusOr<domain::Dispatch> d) {

@@ -6,8 +6,8 @@ constexpr const char* kCols =
     "idem_key, title, brief, repo, base, base_sha, head_sha, branch, worktree, writer, "
     "writer_family, verify, review_mode, reviewers, cap, max_fix_rounds, ship, status, step, "
     "round, fix_rounds, task_id, verify_index, review_id, review_round, fix_brief, coordinator, "
-    "last_error, note, history, cleaned, created_ms, updated_ms";
-constexpr int kNumCols = 33;
+    "last_error, note, history, cleaned, created_ms, updated_ms, budget_usd";
+constexpr int kNumCols = 34;
 
 domain::Flow ReadRow(const Statement& st) {
   domain::Flow f;
@@ -46,6 +46,7 @@ domain::Flow ReadRow(const Statement& st) {
   f.cleaned = st.Int(c++) != 0;
   f.created_ms = st.Int(c++);
   f.updated_ms = st.Int(c++);
+  f.budget_usd = st.Real(c++);
   return f;
 }
 
@@ -63,7 +64,7 @@ int BindAll(Statement& st, const domain::Flow& f) {
   b(f.cap); b(f.max_fix_rounds); b(f.ship); b(f.status); b(domain::FlowStepName(f.step));
   b(f.round); b(f.fix_rounds); b(f.task_id); b(f.verify_index); b(f.review_id);
   b(f.review_round); b(f.fix_brief); b(f.coordinator); b(f.last_error); b(f.note); b(f.history);
-  b(f.cleaned ? 1 : 0); b(f.created_ms); b(f.updated_ms);
+  b(f.cleaned ? 1 : 0); b(f.created_ms); b(f.updated_ms); b(f.budget_usd);
   return i;
 }
 

@@ -539,3 +539,19 @@ TEST_CASE("a writer failing operationally twice is swapped for another of its fa
   CHECK(d.CliJson({"inbox", "--types", "flow"}).dump().find("writer swapped from writer to writer2") !=
         std::string::npos);
 }
+
+TEST_CASE("a flow stops for a person once its --budget-usd is spent", "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d);
+  // The first round costs $0.40 and fails verify; the fix round would pass the $0.50 cap.
+  auto f = StartFlow(d, repo, "Costly.\nFAKE: cost 0.40\nFAKE: append notes.txt line\n",
+                     {"--verify", "test $(wc -l < notes.txt) -ge 2", "--budget-usd", "0.5"});
+  auto done = WaitFlow(d, f, 5);
+  CHECK(done["status"] == "needs_human");
+  CHECK(done["budget_usd"].get<double>() == Approx(0.5));
+  INFO(done["note"]);
+  CHECK(done["note"].get<std::string>().find("budget") != std::string::npos);
+  CHECK(done["cost_usd"].get<double>() <= 0.5 + 0.40);
+  CHECK(d.Cli({"flow", "start", "--repo", repo, "--brief", "-", "--writer", "writer",
+               "--budget-usd", "-1"}, "x").exit_code != 0);
+}
