@@ -50,7 +50,7 @@ void AddTerminalCommands(CLI::App& app, Options& opts, int* rc) {
     std::string profile, handle, cwd;
     bool force = false, all = false;
     int64_t dispatch = 0, cursor = 0;
-    bool follow = false;
+    bool follow = false, exclusive = false;
   };
   auto ta = std::make_shared<TermArgs>();
   auto* tcreate = term->add_subcommand("create", "create a worker terminal");
@@ -58,11 +58,14 @@ void AddTerminalCommands(CLI::App& app, Options& opts, int* rc) {
   tcreate->add_option("--handle", ta->handle, "handle (default: PROFILE-N)");
   tcreate->add_option("--cwd", ta->cwd, "working directory / worktree (default: here)")
       ->type_name("DIR");
+  tcreate->add_flag("--exclusive", ta->exclusive,
+                    "one writer at a time in its directory, through any terminal");
   tcreate->callback([&opts, rc, ta] {
     Client c(opts);
     v1::CreateTerminalRequest req;
     req.set_profile(ta->profile);
     req.set_handle(ta->handle);
+    req.set_exclusive(ta->exclusive);
     char buf[4096];
     req.set_cwd(ta->cwd.empty() && getcwd(buf, sizeof buf) ? std::string(buf) : ta->cwd);
     v1::Terminal t;

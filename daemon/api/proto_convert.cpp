@@ -70,6 +70,7 @@ void ToProto(const service::TerminalView& v, v1::Terminal* out) {
   out->set_state(std::string(domain::TerminalStateName(t.state)));
   out->set_active_dispatch_id(t.active_dispatch);
   out->set_created_unix_ms(t.created_ms);
+  out->set_exclusive(t.exclusive);
 }
 
 void ToProto(const service::TaskView& v, v1::Task* out) {

@@ -33,7 +33,7 @@ Unary* ConclaveService::ListProfiles(CTX* ctx, const v1::ListProfilesRequest*,
 Unary* ConclaveService::CreateTerminal(CTX* ctx, const v1::CreateTerminalRequest* req,
                                        v1::Terminal* resp) {
   return OnLoop(ctx, domain::Rpc::kCreateTerminal, [this, req, resp](Unary* r, const domain::Caller& caller) {
-    svc_.terminals.Create(req->profile(), req->handle(), req->cwd(),
+    svc_.terminals.Create(req->profile(), req->handle(), req->cwd(), req->exclusive(),
                           Into<service::TerminalView, v1::Terminal>(
                               r, resp, [](const auto& t, auto* p) { ToProto(t, p); }));
   });

@@ -33,6 +33,9 @@ struct Terminal {
   TerminalState state = TerminalState::kIdle;
   int64_t active_dispatch = 0;
   int64_t created_ms = 0;
+  // terminal create --exclusive: no two writer dispatches run at once in its directory
+  // (through it or any other terminal sharing it).
+  bool exclusive = false;
 };
 
 // Moves t to `to`; refuses an illegal move with FAILED_PRECONDITION (t unchanged). The

@@ -206,10 +206,30 @@ bool DispatchScheduler::DropIfNoTerminal(domain::Dispatch& d, domain::Task& task
   return true;
 }
 
+bool DispatchScheduler::WriterRunsIn(const std::string& cwd) {
+  bool exclusive = false;
+  std::vector<int64_t> running;
+  for (const auto& t : core_.terminals.List(false)) {
+    if (t.cwd != cwd) continue;
+    exclusive |= t.exclusive;
+    if (t.active_dispatch) running.push_back(t.active_dispatch);
+  }
+  if (!exclusive) return false;  // shared directories without --exclusive behave as before
+  for (int64_t id : running) {
+    auto d = core_.dispatches.Get(id);
+    auto task = d ? core_.tasks.Get(d->task_id) : std::nullopt;
+    if (task && task->role == "writer") return true;
+  }
+  return false;
+}
+
 const domain::Terminal* DispatchScheduler::ChooseTerminal(
-    const std::vector<domain::Terminal>& candidates, int64_t now, int64_t* wake_at) {
+    const std::vector<domain::Terminal>& candidates, const domain::Task& task, int64_t now,
+    int64_t* wake_at) {
   for (const auto& t : candidates) {
     if (t.state != TerminalState::kIdle) continue;
+    // One writer at a time in an --exclusive terminal's directory; it waits in the queue.
+    if (task.role == "writer" && WriterRunsIn(t.cwd)) continue;
     const exec::Profile* p = core_.profiles.Find(t.profile);
     if (!p) continue;
     if (auto cooling = core_.cooldowns.Active(p->name, now)) {
@@ -269,7 +289,7 @@ std::vector<int64_t> DispatchScheduler::PumpLocked() {
     if (!task) continue;
     auto candidates = Candidates(d);
     if (DropIfNoTerminal(d, *task, candidates, now)) continue;
-    const domain::Terminal* chosen = ChooseTerminal(candidates, now, &wake_at);
+    const domain::Terminal* chosen = ChooseTerminal(candidates, *task, now, &wake_at);
     if (!chosen) continue;
     const exec::Profile* profile = core_.profiles.Find(chosen->profile);
     if (Status budget = budgets_.Check(*task, profile->family); !budget.ok()) {

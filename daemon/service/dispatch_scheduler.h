@@ -64,7 +64,9 @@ class DispatchScheduler : public QueuePump {
   bool InFlowWorktree(const domain::Terminal& t) const;
   std::vector<domain::Terminal> Candidates(const domain::Dispatch& d);
   const domain::Terminal* ChooseTerminal(const std::vector<domain::Terminal>& candidates,
-                                         int64_t now, int64_t* wake_at);
+                                         const domain::Task& task, int64_t now, int64_t* wake_at);
+  // A writer dispatch runs in cwd, and a terminal there was created --exclusive.
+  bool WriterRunsIn(const std::string& cwd);
   bool DropIfNoTerminal(domain::Dispatch& d, domain::Task& task,
                         const std::vector<domain::Terminal>& candidates, int64_t now);
   Status StartRunning(domain::Dispatch& d, domain::Task& task, const domain::Terminal& term,

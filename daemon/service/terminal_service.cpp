@@ -18,7 +18,7 @@ Status TerminalService::Move(domain::Terminal& t, TerminalState to, int64_t acti
 }
 
 void TerminalService::Create(const std::string& profile, const std::string& handle,
-                             const std::string& cwd, Done<TerminalView> done) {
+                             const std::string& cwd, bool exclusive, Done<TerminalView> done) {
   WriteThen<TerminalView>(
       core_,
       [&]() -> StatusOr<TerminalView> {
@@ -45,7 +45,7 @@ void TerminalService::Create(const std::string& profile, const std::string& hand
           return InvalidArgument("cwd: '" + dir + "' is not a directory");
         }
         domain::Terminal t{name, profile, abs.string(), TerminalState::kIdle, 0,
-                           core_.clock.NowMs()};
+                           core_.clock.NowMs(), exclusive};
         core_.handles.Insert({name, "terminal", t.created_ms, false});
         core_.terminals.Insert(t);
         return View(t);

@@ -34,7 +34,7 @@ class TerminalService {
   void Connect(RunControl* runs) { runs_ = runs; }
 
   void Create(const std::string& profile, const std::string& handle, const std::string& cwd,
-              Done<TerminalView> done);
+              bool exclusive, Done<TerminalView> done);
   std::vector<TerminalView> List(bool include_closed);
   StatusOr<TerminalView> Get(const std::string& handle);
   void Close(const std::string& handle, bool force, Done<TerminalView> done);

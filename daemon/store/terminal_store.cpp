@@ -6,10 +6,10 @@
 namespace conclave::store {
 namespace {
 constexpr const char* kSelect =
-    "SELECT handle, profile, cwd, state, active_dispatch, created_ms FROM terminals";
+    "SELECT handle, profile, cwd, state, active_dispatch, created_ms, exclusive FROM terminals";
 TerminalRecord ReadRow(const Statement& st) {
   return TerminalRecord{st.Text(0), st.Text(1), st.Text(2), TerminalStateColumn(st.Text(3)),
-                        st.Int(4), st.Int(5)};
+                        st.Int(4),  st.Int(5),  st.Int(6) != 0};
 }
 }  // namespace
 
@@ -23,14 +23,15 @@ std::optional<TerminalRecord> TerminalStore::Get(const std::string& handle) {
 
 void TerminalStore::Insert(const TerminalRecord& t) {
   db_.Prepare(
-         "INSERT INTO terminals(handle, profile, cwd, state, active_dispatch, created_ms) "
-         "VALUES (?,?,?,?,?,?)")
+         "INSERT INTO terminals(handle, profile, cwd, state, active_dispatch, created_ms, "
+         "exclusive) VALUES (?,?,?,?,?,?,?)")
       .Bind(1, t.handle)
       .Bind(2, t.profile)
       .Bind(3, t.cwd)
       .Bind(4, Text(t.state))
       .Bind(5, t.active_dispatch)
       .Bind(6, t.created_ms)
+      .Bind(7, t.exclusive ? 1 : 0)
       .Run();
 }
 

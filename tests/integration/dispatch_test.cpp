@@ -633,3 +633,44 @@ TEST_CASE("a writer's claims are checked even for command profiles without a con
   d.CliJson({"dispatch", "--task", id, "--to", "c1"});
   CHECK(Payload(WaitDone(d, id))["failure_kind"] == "claim_not_persisted");
 }
+
+// Issue 14: `terminal create --exclusive` — no two writer dispatches at once in its directory,
+// through it or any terminal sharing it; readers still run; without it, as before.
+TEST_CASE("an --exclusive terminal's directory takes one writer at a time", "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d, 4);
+  std::string shared = d.dir() + "/shared", open_dir = d.dir() + "/open";
+  std::filesystem::create_directories(shared);
+  std::filesystem::create_directories(open_dir);
+  auto term = d.CliJson({"terminal", "create", "--profile", "fake", "--handle", "a", "--cwd",
+                         shared, "--exclusive"});
+  CHECK(term["exclusive"] == true);
+  d.CliJson({"terminal", "create", "--profile", "fake", "--handle", "b", "--cwd", shared});
+  std::string go = d.dir() + "/go";
+  std::string first = CreateTask(d, "FAKE: write started a\nFAKE: wait-file " + go + "\n",
+                                 {"--role", "writer"});
+  d.CliJson({"dispatch", "--task", first, "--to", "a"});
+  REQUIRE(WaitFor([&] { return std::filesystem::exists(shared + "/started"); }, 20s));
+  // A second writer through the other terminal waits in the queue; a reader runs.
+  std::string second = CreateTask(d, "FAKE: write second.txt b\n", {"--role", "writer"});
+  CHECK(d.CliJson({"dispatch", "--task", second, "--to", "b"})["state"] == "queued");
+  std::string reader = CreateTask(d, "FAKE: print read only\n", {"--role", "tester"});
+  d.CliJson({"dispatch", "--task", reader, "--to", "b"});
+  CHECK(Payload(WaitDone(d, reader))["outcome"] == "succeeded");
+  CHECK(!std::filesystem::exists(shared + "/second.txt"));
+  CHECK(d.CliJson({"task", "show", second})["dispatches"][0]["state"] == "queued");
+  std::ofstream(go) << "go";
+  CHECK(Payload(WaitDone(d, first))["outcome"] == "succeeded");
+  CHECK(Payload(WaitDone(d, second))["outcome"] == "succeeded");
+  // Without --exclusive, two writers share a directory as before.
+  d.CliJson({"terminal", "create", "--profile", "fake", "--handle", "c", "--cwd", open_dir});
+  d.CliJson({"terminal", "create", "--profile", "fake", "--handle", "e", "--cwd", open_dir});
+  std::string go2 = d.dir() + "/go2";
+  std::string w1 = CreateTask(d, "FAKE: wait-file " + go2 + "\n", {"--role", "writer"});
+  std::string w2 = CreateTask(d, "FAKE: wait-file " + go2 + "\n", {"--role", "writer"});
+  CHECK(d.CliJson({"dispatch", "--task", w1, "--to", "c"})["state"] == "running");
+  CHECK(d.CliJson({"dispatch", "--task", w2, "--to", "e"})["state"] == "running");
+  std::ofstream(go2) << "go";
+  WaitDone(d, w1);
+  WaitDone(d, w2);
+}

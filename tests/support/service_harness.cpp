@@ -56,7 +56,7 @@ exec::Profile& ServiceHarness::AddProfile(const std::string& name, const std::st
 
 void ServiceHarness::AddTerminal(const std::string& handle, const std::string& profile) {
   bool done = false;
-  services->terminals.Create(profile, handle, dir, [&](StatusOr<service::TerminalView> v) {
+  services->terminals.Create(profile, handle, dir, false, [&](StatusOr<service::TerminalView> v) {
     if (!v.ok()) throw std::runtime_error(v.status().message());
     done = true;
   });
