@@ -1,6 +1,7 @@
 #include "service/core.h"
 
 #include <boost/asio/post.hpp>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -63,10 +64,10 @@ void Core::NotifyPerson(const domain::MessageRecord& m) {
   auto payload = nlohmann::json::parse(m.payload, nullptr, false);
   if (!payload.is_discarded()) event["payload"] = payload;
   std::string line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  // Only once it is committed, and off the loop: the command may be slow.
+  // Only once it is committed, and off the loop on its own thread: the command may be slow.
   batcher.AfterCommit([this, line](bool ok) {
     if (!ok) return;
-    boost::asio::post(helpers, [this, line] {
+    boost::asio::post(notifier, [this, line] {
       exec::CommandResult r = commands.RunWithInput(config.notify_command, "/", line, 10000);
       if (r.exit_code != 0) {
         spdlog::warn("notify_command {} failed (exit {}{})", config.notify_command[0], r.exit_code,
@@ -83,6 +84,18 @@ std::string Core::FamilyOf(const domain::Terminal& t) const {
 
 std::string Core::DispatchDir(int64_t id) const {
   return config.state_dir + "/dispatches/" + std::to_string(id);
+}
+
+bool Core::InFlowWorktree(const std::string& cwd) const {
+  if (flow_root_.empty() && !config.flow.worktree_root.empty()) {
+    std::error_code ec;
+    flow_root_ = std::filesystem::weakly_canonical(config.flow.worktree_root, ec).string();
+    if (ec || flow_root_.empty()) flow_root_ = config.flow.worktree_root;
+    while (flow_root_.size() > 1 && flow_root_.back() == '/') flow_root_.pop_back();
+  }
+  const std::string& root = flow_root_;
+  return !root.empty() && cwd.size() > root.size() && cwd.compare(0, root.size(), root) == 0 &&
+         cwd[root.size()] == '/';
 }
 
 std::string Core::SocketPath() const {

@@ -63,6 +63,8 @@ struct Core {
   CommitBatcher batcher;
   exec::ProfileSet profiles;
   boost::asio::thread_pool helpers{2};  // git, big reads, version probes: off the loop
+  // notify_command runs here, one at a time: a slow one never holds a helper.
+  boost::asio::thread_pool notifier{1};
   // Reads a run's CPU and I/O from /proc (on the helper pool); tests put a fake here.
   std::shared_ptr<exec::ActivityProbe> activity = std::make_shared<exec::ProcActivityProbe>();
   std::map<std::string, std::string> daemon_env;  // read once at start (exec::DaemonEnvironment)
@@ -85,6 +87,9 @@ struct Core {
   std::string DispatchDir(int64_t id) const;
   // The daemon's unix socket path (the listener as given when it is not a unix socket).
   std::string SocketPath() const;
+  // Whether cwd lies inside a flow's worktree (under flow.worktree_root, symlinks resolved).
+  bool InFlowWorktree(const std::string& cwd) const;
+  mutable std::string flow_root_;  // flow.worktree_root made canonical, on first use
 };
 
 }  // namespace conclave::service

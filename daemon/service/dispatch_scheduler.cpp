@@ -48,9 +48,7 @@ Status DispatchScheduler::CheckDispatchable(const domain::Task& t) {
 }
 
 bool DispatchScheduler::InFlowWorktree(const domain::Terminal& t) const {
-  const std::string& root = core_.config.flow.worktree_root;
-  return !root.empty() && t.cwd.size() > root.size() && t.cwd.compare(0, root.size(), root) == 0 &&
-         t.cwd[root.size()] == '/';
+  return core_.InFlowWorktree(t.cwd);
 }
 
 StatusOr<std::vector<std::string>> DispatchScheduler::ResolveTarget(const std::string& to) {

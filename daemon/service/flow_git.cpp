@@ -1,6 +1,7 @@
 #include "service/flow_git.h"
 
 #include <filesystem>
+#include <sstream>
 
 namespace conclave::service {
 namespace {
@@ -110,19 +111,29 @@ ShipResult ShipMerge(exec::CommandRunner& git, const std::string& repo, const st
     s.note = base + " already at " + branch;
     return s;
   }
-  auto cur = Git(git, repo, {"symbolic-ref", "--short", "-q", "HEAD"});
-  if (Trim(cur.out) != base) {
-    s.note = "not merged: " + repo + " does not have " + base + " checked out";
+  // The worktree of the repository that has base checked out: the main one or a linked one.
+  std::string where;
+  {
+    auto list = Git(git, repo, {"worktree", "list", "--porcelain"});
+    std::string path;
+    std::istringstream in(list.out);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("worktree ", 0) == 0) path = line.substr(9);
+      if (line == "branch refs/heads/" + base && where.empty()) where = path;
+    }
+  }
+  if (where.empty()) {
+    s.note = "not merged: no worktree of " + repo + " has " + base + " checked out";
   } else if (now != base_sha) {
     s.note = "not merged: " + base + " moved since the flow began (" + base_sha.substr(0, 12) +
              " → " + now.substr(0, 12) + ")";
-  } else if (!Trim(Git(git, repo, {"status", "--porcelain", "--untracked-files=no"}).out).empty()) {
-    s.note = "not merged: the working tree of " + repo + " is not clean";
-  } else if (Git(git, repo, {"merge", "--ff-only", "-q", branch}).exit_code != 0) {
-    s.note = "not merged: git merge --ff-only " + branch + " failed";
+  } else if (!Trim(Git(git, where, {"status", "--porcelain", "--untracked-files=no"}).out).empty()) {
+    s.note = "not merged: the working tree of " + where + " is not clean";
+  } else if (Git(git, where, {"merge", "--ff-only", "-q", branch}).exit_code != 0) {
+    s.note = "not merged: git merge --ff-only " + branch + " in " + where + " failed";
   } else {
     s.merged = true;
-    s.note = "merged: " + base + " fast-forwarded to " + branch;
+    s.note = "merged: " + base + " fast-forwarded to " + branch + " in " + where;
   }
   return s;
 }

@@ -109,13 +109,19 @@ void FlowService::StepReview(const domain::Flow& f) {
         }
         RegateInput again;
         again.artifact = diff.value();
+        again.max_fix_rounds = fl->max_fix_rounds;
         reviews_.Regate(fl->review_id, std::move(again), record);
       });
 }
 
 void FlowService::OnVerdict(const domain::Flow& f, const domain::Review& r) {
-  if (r.verdict == "APPROVED" || r.verdict == "APPROVED_BY_SIGNOFF") {
-    return Ship(f, r.verdict + " by review " + std::to_string(r.id));
+  if (r.verdict == "APPROVED") return Ship(f, "APPROVED by review " + std::to_string(r.id));
+  if (r.verdict == "APPROVED_BY_SIGNOFF") {
+    // A person's sign-off: ready, never merged by the daemon (--ship merge needs APPROVED).
+    domain::Flow unshipped = f;
+    unshipped.ship = "none";
+    return Ship(unshipped, "APPROVED_BY_SIGNOFF (a person signed review " + std::to_string(r.id) +
+                               " off; not merged by --ship)");
   }
   int64_t id = f.id;
   if (r.verdict == "NEEDS_CHANGES" || r.verdict == "BLOCKED") {

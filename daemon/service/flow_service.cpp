@@ -194,22 +194,34 @@ void FlowService::Wait(int64_t id, int64_t timeout_ms, Done<FlowView> done) {
 }
 
 void FlowService::Cancel(int64_t id, Done<FlowView> done) {
-  int64_t task_to_cancel = 0;
+  std::vector<int64_t> to_cancel;
   Status s = core_.batcher.Write([&]() -> Status {
     auto f = store_.Get(id);
     if (!f) return NotFound("id: flow " + std::to_string(id) + " does not exist");
     if (f->status != "running") return Status::Ok();
-    task_to_cancel = f->task_id;
+    if (f->task_id) to_cancel.push_back(f->task_id);
+    if (f->step == FlowStep::kReview && f->review_id) {
+      // The review's reviewers stop too: nothing keeps running (and spending) for a cancelled
+      // flow.
+      if (auto r = reviews_.Get(f->review_id); r.ok()) {
+        for (const auto& round : r->rounds) {
+          if (round.task_id && round.state == domain::RoundState::kRunning) {
+            to_cancel.push_back(round.task_id);
+          }
+        }
+      }
+    }
     return Move(*f, FlowStep::kCancelled, "cancelled; the worktree " + f->worktree +
                                               " is kept for inspection (flow clean removes it)");
   });
   if (!s.ok()) return done(s);
-  core_.batcher.AfterCommit([this, id, task_to_cancel, done = std::move(done)](bool ok) {
+  core_.batcher.AfterCommit([this, id, to_cancel, done = std::move(done)](bool ok) {
     if (!ok) return done(Unavailable("the cancellation could not be committed"));
-    if (task_to_cancel) {
-      auto t = core_.tasks.Get(task_to_cancel);
-      if (t && !t->Finished()) tasks_.Cancel(task_to_cancel, "flow cancelled", [](auto) {});
+    for (int64_t task : to_cancel) {
+      auto t = core_.tasks.Get(task);
+      if (t && !t->Finished()) tasks_.Cancel(task, "flow cancelled", [](auto) {});
     }
+    PumpWriters();  // a flow waiting for this one's writer slot or SCOPE goes on
     done(Get(id));
   });
 }
@@ -231,17 +243,19 @@ nlohmann::json FlowService::Figures(int64_t since_ms) {
     // First pass: every verify command of round 1 ran and passed.
     auto verify = nlohmann::json::parse(f.verify, nullptr, false);
     const int n = verify.is_array() ? static_cast<int>(verify.size()) : 0;
-    bool ran_all = n > 0, passed_all = true;
-    for (int i = 0; i < n && ran_all; ++i) {
-      // Ran: it was dispatched. Passed: completed (a failure leaves it for a retry, not done).
+    // Round 1's commands in order: the first that did not pass decides (the later ones never
+    // ran); all passed is a first pass. Not known while one of them is still to come.
+    for (int i = 0; i < n; ++i) {
       auto t = core_.tasks.GetByKey(domain::FlowTaskKey(f.id, 1, "verify" + std::to_string(i)));
-      if (!t || core_.dispatches.ForTask(t->id).empty()) {
-        ran_all = false;
-      } else if (t->status != domain::TaskState::kCompleted) {
-        passed_all = false;
+      if (!t || core_.dispatches.ForTask(t->id).empty()) break;
+      if (t->status == domain::TaskState::kCompleted) {
+        if (i == n - 1) x.first_pass_verify = true;
+        continue;
       }
+      if (t->status == domain::TaskState::kDispatched || t->status == domain::TaskState::kPending) break;
+      x.first_pass_verify = false;
+      break;
     }
-    if (ran_all) x.first_pass_verify = passed_all;
     facts.push_back(std::move(x));
   }
   return domain::FlowFigures(facts);
@@ -290,12 +304,13 @@ void FlowService::Clean(int64_t id, Done<std::vector<FlowView>> done) {
           f->note = note;
           f->updated_ms = core_.clock.NowMs();
           store_.Update(*f);
-          for (const char* suffix : {"-writer", "-verify"}) {
-            auto t = core_.terminals.Get("flow-" + std::to_string(fid) + suffix);
-            if (t && t->state == domain::TerminalState::kIdle) {
-              (void)domain::MoveTerminal(*t, domain::TerminalState::kClosed);
-              core_.terminals.Save(*t);
-              core_.handles.MarkClosed(t->handle);
+          for (auto t : core_.terminals.List(false)) {
+            // Its writer (and any it swapped to) and its verify terminal.
+            if (domain::FlowOfTerminal(t.handle) != fid) continue;
+            if (t.state == domain::TerminalState::kIdle) {
+              (void)domain::MoveTerminal(t, domain::TerminalState::kClosed);
+              core_.terminals.Save(t);
+              core_.handles.MarkClosed(t.handle);
             }
           }
           ids.push_back(fid);
@@ -325,7 +340,11 @@ void FlowService::OnReviewFinished(int64_t review_id) {
   auto f = store_.ByReview(review_id);
   if (!f) return;
   if (f->status == "running" && f->step == FlowStep::kReview) return Advance(f->id);
-  if (f->step != FlowStep::kNeedsHuman || f->review_id != review_id) return;
+  // Only the review of the round that stopped: after another round its old gate decides
+  // nothing about the new head.
+  if (f->step != FlowStep::kNeedsHuman || f->review_id != review_id || f->review_round != f->round) {
+    return;
+  }
   // Stopped at this review (gate-absent, stalemate) and a person signed it off: ready. Never
   // shipped by the daemon: a sign-off is not an APPROVED review.
   auto r = reviews_.Get(review_id);
@@ -349,6 +368,9 @@ void FlowService::OnFlowGateResolved(const domain::Gate& g, const std::string& r
       if (decision != "another-round") return Status::Ok();
       fl.round += 1;
       fl.fix_rounds += 1;
+      // A person's round is not held back by the limits that stopped the flow.
+      fl.max_fix_rounds = std::max(fl.max_fix_rounds, fl.fix_rounds);
+      if (fl.budget_usd > 0 && View(fl).cost_usd >= fl.budget_usd) fl.budget_usd = 0;
       fl.verify_index = 0;
       fl.fix_brief = Utf8Prefix("A person looked at why the flow stopped (" + fl.note + ") and asked for "
                                 "another round" + (reason.empty() ? "." : ": " + reason), 64000);
@@ -419,9 +441,15 @@ std::optional<std::string> FlowService::SwapTarget(const domain::Dispatch& d,
 void FlowService::Reopen(int64_t id, std::function<Status(domain::Flow&)> fn) {
   Status s = core_.batcher.Write([&]() -> Status {
     auto f = store_.Get(id);
-    if (!f || f->step != FlowStep::kNeedsHuman) return Status::Ok();  // decided already
+    if (!f || f->step != FlowStep::kNeedsHuman || f->cleaned) return Status::Ok();  // decided
     if (Status c = fn(*f); !c.ok()) return c;
     store_.Update(*f);
+    if (f->step != FlowStep::kNeedsHuman) {
+      // Its other open gates decided nothing: superseded.
+      for (const auto& g : core_.gates.List(true, 0)) {
+        if (g.flow_id == id) core_.gates.Resolve(g.id, "superseded", core_.clock.NowMs());
+      }
+    }
     return Status::Ok();
   });
   if (!s.ok()) {

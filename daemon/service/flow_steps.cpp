@@ -165,6 +165,8 @@ Status FlowService::MakeStepTask(domain::Flow& f, const std::string& what, const
   t.status = TaskState::kReady;
   t.idem_key = key;
   t.coordinator = f.coordinator;
+  // What is left of the flow's budget caps the task across its retries too.
+  if (f.budget_usd > 0) t.budget_usd = std::max(0.0001, f.budget_usd - View(f).cost_usd);
   t.created_ms = t.updated_ms = core_.clock.NowMs();
   f.task_id = t.id = core_.tasks.Insert(t);
   auto h = nlohmann::json::parse(f.history, nullptr, false);

@@ -1,5 +1,7 @@
 #include "service/terminal_service.h"
 
+#include "domain/flow.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -33,6 +35,9 @@ void TerminalService::Create(const std::string& profile, const std::string& hand
         }
         Status v = domain::ValidateHandleName(name, "handle");
         if (!v.ok()) return v;
+        if (name.rfind("flow-", 0) == 0) {
+          return InvalidArgument("handle: names starting with 'flow-' belong to flows");
+        }
         if (auto existing = core_.handles.Get(name)) {
           return Status(Code::kAlreadyExists,
                         "handle: '" + name + "' is taken" +
@@ -102,6 +107,8 @@ void TerminalService::ReleaseAfterRun(const std::string& handle, int64_t dispatc
 std::string TerminalService::EnsureFor(const std::string& profile, const std::string& cwd,
                                        const std::string& prefix) {
   for (const auto& t : core_.terminals.List(false)) {
+    // Never a flow's own terminal (it takes only that flow's steps) or one in a flow worktree.
+    if (domain::FlowOfTerminal(t.handle) != 0 || core_.InFlowWorktree(t.cwd)) continue;
     if (t.profile == profile && t.state != TerminalState::kDraining) return t.handle;
   }
   std::error_code ec;

@@ -145,6 +145,13 @@ TEST_CASE("a flow that passes first time reaches ready with one implement, verif
   CHECK(events[0]["type"] == "flow");
   CHECK(events[0]["payload"]["step"] == "ready");
   CHECK(events[0]["payload"]["flow_id"] == std::stoll(f["id"].get<std::string>()));
+  // The flow's idle writer terminal is the flow's alone: a review whose reviewer is the same
+  // profile gets a terminal of its own instead of being refused.
+  auto r = d.CliJson({"review", "start", "--artifact", "-", "--writer-family", "openai", "--mode",
+                      "simple", "--primary", "writer"},
+                     "diff\n");
+  auto rv = d.CliJson({"review", "wait", r["id"].get<std::string>(), "--timeout-ms", "60000"});
+  CHECK(rv["verdict"] != "gate-absent");
 }
 
 TEST_CASE("a failing verify gets a fix round with the failing output, then passes", "[flow]") {
@@ -485,6 +492,10 @@ TEST_CASE("a flow's terminals take no other work: one writer per worktree", "[fl
   RunResult side = d.Cli({"dispatch", "--task", other, "--to", "side"});
   CHECK(side.exit_code != 0);
   CHECK(side.err.find("flow's worktree") != std::string::npos);
+  // Their names are the flows': nobody else may take one.
+  RunResult squat = d.Cli({"terminal", "create", "--profile", "writer", "--handle", "flow-99-writer"});
+  CHECK(squat.exit_code != 0);
+  CHECK(squat.err.find("belong to flows") != std::string::npos);
   // A group never picks them: @worktree: of the flow's worktree names no terminal it may use.
   RunResult group = d.Cli({"dispatch", "--task", other, "--to", "@worktree:" + wt});
   CHECK(group.exit_code != 0);
@@ -500,7 +511,6 @@ TEST_CASE("retention cleans the worktree of a ready flow by itself, keeping its 
   auto f = StartFlow(d, repo, "Done soon.\nFAKE: append kept.txt x\n", {});
   auto done = WaitFlow(d, f, 0);
   std::string wt = done["worktree"];
-  REQUIRE(fs::exists(wt));
   CHECK(WaitFor([&] { return !fs::exists(wt); }, 30s));
   CHECK(WaitFor([&] {
     return d.CliJson({"flow", "show", f["id"].get<std::string>()}).value("cleaned", false);
@@ -554,4 +564,46 @@ TEST_CASE("a flow stops for a person once its --budget-usd is spent", "[flow]") 
   CHECK(done["cost_usd"].get<double>() <= 0.5 + 0.40);
   CHECK(d.Cli({"flow", "start", "--repo", repo, "--brief", "-", "--writer", "writer",
                "--budget-usd", "-1"}, "x").exit_code != 0);
+}
+
+TEST_CASE("cancelling a flow during its review stops the reviewer too", "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d);
+  std::string reviews = d.dir() + "/reviews";
+  auto f = StartFlow(d, repo,
+                     "Review forever.\nFAKE: append review.txt FAKE-REVIEW openai * count-wait " +
+                         reviews + " " + d.dir() + "/never\n",
+                     {});
+  REQUIRE(WaitFor([&] { return Lines(reviews) == 1; }, 30s));
+  std::string id = f["id"];
+  std::string review_id = d.CliJson({"flow", "show", id})["review_id"];
+  std::string round_task = d.CliJson({"review", "show", review_id})["rounds"][0]["task_id"];
+  CHECK(d.CliJson({"flow", "cancel", id})["status"] == "cancelled");
+  CHECK(WaitFor([&] {
+    return d.CliJson({"task", "show", round_task})["task"]["status"] == "cancelled";
+  }, 20s));
+}
+
+TEST_CASE("ship merge fast-forwards base in the linked worktree that has it checked out, "
+          "and not when that tree is dirty",
+          "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d);
+  // The repository's main worktree moves to another branch; base (main) lives in a linked one.
+  std::string mainwt = d.dir() + "/main-wt";
+  REQUIRE(Git(repo, {"checkout", "-q", "-b", "elsewhere"}).exit_code == 0);
+  REQUIRE(Git(repo, {"worktree", "add", "-q", mainwt, "main"}).exit_code == 0);
+  auto f = StartFlow(d, repo, "Ship it.\nFAKE: append shipped.txt yes\n",
+                     {"--ship", "merge", "--base", "main"});
+  auto done = WaitFlow(d, f, 0);
+  CHECK(Git(repo, {"rev-parse", "main"}).out == Git(repo, {"rev-parse", done["branch"]}).out);
+  CHECK(done["note"].get<std::string>().find("merged: main fast-forwarded") != std::string::npos);
+  CHECK(fs::exists(mainwt + "/shipped.txt"));
+  // A dirty tree with base checked out: not merged, and the flow says why.
+  d.WriteFile("main-wt/README", "changed by a person\n");
+  auto g = StartFlow(d, repo, "Ship again.\nFAKE: append again.txt yes\n",
+                     {"--ship", "merge", "--base", "main"});
+  auto second = WaitFlow(d, g, 0);
+  CHECK(second["note"].get<std::string>().find("is not clean") != std::string::npos);
+  CHECK(Git(repo, {"rev-parse", "main"}).out != Git(repo, {"rev-parse", second["branch"]}).out);
 }
