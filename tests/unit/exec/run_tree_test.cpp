@@ -1,16 +1,17 @@
 // Unit tests: finding and stopping the processes of one run that left its process group
-// (exec/run_tree) — real processes, real /proc.
+// (exec/run_tree) — real processes, real /proc. Waits are on events: a pidfd turns readable
+// when its process exits, a pipe says when a shell has forked.
 #include "exec/run_tree.h"
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include "exec/child_process.h"
 
@@ -18,13 +19,24 @@ using namespace conclave;
 
 namespace {
 
-bool Gone(pid_t pid) {
-  if (kill(pid, 0) != 0) return true;
-  std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
+// Waits (up to 10 s) until the process behind pidfd exits; true when it did.
+bool ExitsSoon(int pidfd) {
+  pollfd p{pidfd, POLLIN, 0};
+  return poll(&p, 1, 10000) == 1;
+}
+
+// A line from fd (non-blocking: waits on poll, up to 10 s): the shell's word that it forked.
+std::string ReadLine(int fd) {
   std::string line;
-  std::getline(st, line);
-  auto close = line.rfind(')');
-  return close != std::string::npos && line.size() > close + 2 && line[close + 2] == 'Z';
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1) return line;
+    char c;
+    ssize_t n = read(fd, &c, 1);
+    if (n == 1 && c == '\n') return line;
+    if (n == 1) line += c;
+    if (n == 0) return line;
+  }
 }
 
 // A run whose shell starts a `setsid` grandchild and exits at once: the grandchild is in
@@ -53,6 +65,8 @@ TEST_CASE("run tree: a setsid grandchild is found by the run's environment and k
   std::filesystem::create_directories(dir);
   std::string mark = "CONCLAVE_DISPATCH_ID=tree-test-" + std::to_string(getpid());
   pid_t escaped = RunThatEscapes(mark, dir + "/pid");
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, escaped, 0));
+  REQUIRE(pidfd >= 0);
   // `setsid` may still be turning into `sleep`: its environment is the run's either way.
   exec::RunMarks marks;
   marks.env = {mark};
@@ -63,37 +77,29 @@ TEST_CASE("run tree: a setsid grandchild is found by the run's environment and k
   exec::RunMarks other;
   other.env = {mark + "0"};
   CHECK(exec::FindRunProcesses(other).empty());
-  CHECK(exec::SignalProcesses(found, SIGKILL) == 1);
   // A scanned process whose start time no longer matches is never signalled.
   auto stale = found;
   stale[0].start_time += 1;
   CHECK(exec::SignalProcesses(stale, SIGKILL) == 0);
-  // Not our child: init (or a subreaper) reaps it; gone or a zombie either way.
-  for (int i = 0; i < 500 && !Gone(escaped); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  CHECK(Gone(escaped));
+  CHECK(exec::SignalProcesses(found, SIGKILL) == 1);
+  CHECK(ExitsSoon(pidfd));
+  close(pidfd);
   std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("run tree: the leader's descendants are found without any mark, and its group can be left out",
           "[exec]") {
   exec::SpawnSpec spec;
-  spec.argv = {"/bin/sh", "-c", "sleep 60 & wait"};
+  spec.argv = {"/bin/sh", "-c", "sleep 60 & echo forked; wait"};
   spec.env = {"PATH=/usr/bin:/bin"};
   spec.cwd = "/";
   auto c = exec::SpawnChild(spec);
   REQUIRE(c.ok());
+  REQUIRE(ReadLine(c->stdout_fd) == "forked");
   exec::RunMarks marks;
   marks.leader = c->pid;
   marks.leader_start = c->start_time;
-  // The shell forks its sleep soon after it starts.
-  std::vector<exec::ProcStat> found;
-  for (int i = 0; i < 500 && found.size() < 2; ++i) {
-    found = exec::FindRunProcesses(marks);
-    if (found.size() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  CHECK(found.size() == 2);
+  CHECK(exec::FindRunProcesses(marks).size() == 2);
   marks.skip_leader_group = true;  // both are in the leader's group
   CHECK(exec::FindRunProcesses(marks).empty());
   marks.leader_start += 1;  // a recycled leader pid is not the run's
