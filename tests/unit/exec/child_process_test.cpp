@@ -1,4 +1,5 @@
 // Unit tests: spawning workers into their own process group (exec/child_process, exec/proc_info).
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,18 +39,16 @@ TEST_CASE("FindProcessesWithEnv finds a child by its environment entries, and on
           "[exec]") {
   const std::string mark = "CONCLAVE_TEST_MARK=" + std::to_string(getpid()) + "-find";
   exec::SpawnSpec spec;
-  spec.argv = {"sleep", "30"};
+  // It says so once it runs: posix_spawn may return before the kernel has laid out the new
+  // environment, a line on stdout comes after.
+  spec.argv = {"/bin/sh", "-c", "echo up; read x"};  // then waits on its stdin
   spec.env = {"PATH=/usr/bin:/bin", mark, "CONCLAVE_DISPATCH_ID=7"};
   spec.cwd = "/";
   auto c = exec::SpawnChild(spec);
   REQUIRE(c.ok());
-  // posix_spawn returns once the child's exec has swapped its memory, which can be before the
-  // kernel has laid out its new environment: look until it has (bounded).
-  std::vector<exec::ProcStat> found;
-  for (int i = 0; i < 5000 && found.empty(); ++i) {
-    found = exec::FindProcessesWithEnv({mark, "CONCLAVE_DISPATCH_ID=7"});
-    if (found.empty()) usleep(1000);
-  }
+  pollfd p{c->stdout_fd, POLLIN, 0};
+  REQUIRE(poll(&p, 1, 10000) == 1);
+  auto found = exec::FindProcessesWithEnv({mark, "CONCLAVE_DISPATCH_ID=7"});
   REQUIRE(found.size() == 1);
   CHECK(found[0].pid == c->pid);
   CHECK(found[0].pgid == c->pid);
