@@ -102,7 +102,8 @@ Status ApplyText(std::string_view text, const std::string& file, Config& c) {
   }
   if (j.contains("review")) {
     const auto& r = j["review"];
-    for (Status s : {Read(r, "default_cap", c.review.default_cap, file),
+    for (Status s : {Read(r, "default_mode", c.review.default_mode, file),
+                     Read(r, "default_cap", c.review.default_cap, file),
                      Read(r, "default_profile", c.review.default_profile, file),
                      Read(r, "default_primary", c.review.default_primary, file),
                      Read(r, "default_challengers", c.review.default_challengers, file),
@@ -281,6 +282,15 @@ StatusOr<Config> Finish(Config c, const Flags& flags) {
     return InvalidArgument("notify_command: the first element must name the program to run");
   }
   if (c.review.round_timeout_s < 1) return InvalidArgument("review.round_timeout_s: must be >= 1");
+  {
+    static const char* kModes[] = {"mechanical", "simple", "ordinary", "strong", "debate"};
+    bool known = false;
+    for (const char* m : kModes) known |= c.review.default_mode == m;
+    if (!known) {
+      return InvalidArgument("review.default_mode: '" + c.review.default_mode +
+                             "' is not one of mechanical, simple, ordinary, strong, debate");
+    }
+  }
   if (c.review.round_max_attempts < 1) {
     return InvalidArgument("review.round_max_attempts: must be >= 1");
   }

@@ -26,6 +26,8 @@ struct BudgetConfig {
 };
 
 struct ReviewConfig {
+  // The mode of a review (and of a flow's review) that names none.
+  std::string default_mode = "ordinary";
   int default_cap = 2;
   std::string default_profile;             // ordinary mode
   std::string default_primary;             // debate primary

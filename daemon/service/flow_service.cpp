@@ -64,7 +64,7 @@ Status FlowService::Validate(StartFlowInput& in) {
   for (const auto& v : in.verify) {
     if (v.empty()) return InvalidArgument("verify: a command must not be empty");
   }
-  if (in.review_mode.empty()) in.review_mode = "ordinary";
+  if (in.review_mode.empty()) in.review_mode = core_.config.review.default_mode;
   if (!domain::ParseReviewMode(in.review_mode)) {
     return InvalidArgument("review: '" + in.review_mode +
                            "' is not one of mechanical, simple, ordinary, strong, debate");

@@ -60,7 +60,7 @@ Status ReviewService::Validate(StartReviewInput& in, domain::ReviewMode* mode) {
                            "' is not one of diff, code, doc, spec");
   }
   if (in.writer_family.empty()) return InvalidArgument("writer_family: required");
-  if (in.mode.empty()) in.mode = in.measure ? "debate" : "ordinary";
+  if (in.mode.empty()) in.mode = in.measure ? "debate" : core_.config.review.default_mode;
   auto m = domain::ParseReviewMode(in.mode);
   if (!m) {
     return InvalidArgument("mode: '" + in.mode +

@@ -607,3 +607,15 @@ TEST_CASE("ship merge fast-forwards base in the linked worktree that has it chec
   CHECK(second["note"].get<std::string>().find("is not clean") != std::string::npos);
   CHECK(Git(repo, {"rev-parse", "main"}).out != Git(repo, {"rev-parse", second["branch"]}).out);
 }
+
+TEST_CASE("a flow without --review takes the config's review.default_mode", "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d, 60, 3,
+                           {{"review", {{"default_mode", "simple"}, {"default_cap", 1},
+                                        {"round_timeout_s", 60}}}});
+  auto f = d.CliJson({"flow", "start", "--repo", repo, "--brief", "-", "--writer", "writer",
+                      "--reviewer", "rev"},
+                     "Default mode.\nFAKE: append d.txt x\n");
+  CHECK(f["review_mode"] == "simple");
+  CHECK(WaitFlow(d, f, 0)["status"] == "ready");
+}

@@ -44,6 +44,20 @@ TEST_CASE("config: notify_command is an argv, read as given, and must name a pro
   }
 }
 
+TEST_CASE("config: review.default_mode defaults to ordinary, is read and must be a mode",
+          "[config]") {
+  auto none = LoadConfigFromJson(R"({"state_dir":"/tmp/x"})", "c.json", Flags{});
+  REQUIRE(none.ok());
+  CHECK(none->review.default_mode == "ordinary");
+  auto simple = LoadConfigFromJson(R"({"state_dir":"/tmp/x","review":{"default_mode":"simple"}})",
+                                   "c.json", Flags{});
+  REQUIRE(simple.ok());
+  CHECK(simple->review.default_mode == "simple");
+  auto bad = LoadConfigFromJson(R"({"review":{"default_mode":"thorough"}})", "c.json", Flags{});
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("review.default_mode") != std::string::npos);
+}
+
 TEST_CASE("config: text that is not a JSON object is an error, not an exception",
           "[config][fuzz]") {
   for (const char* text : {"", "[1]", "{\"listen\":", "{\"heartbeat_interval_s\":\"x\"}"}) {
