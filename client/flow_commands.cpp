@@ -43,6 +43,17 @@ void PrintFlow(const v1::Flow& f, bool detail) {
             << " verify; review " << f.review_id()
             << (f.review_verdict().empty() ? "" : " → " + f.review_verdict()) << "; cost $"
             << f.cost_usd() << "\n";
+  auto ds = nlohmann::json::parse(f.dispatches_json(), nullptr, false);
+  if (ds.is_array() && !ds.empty()) {
+    std::cout << "  dispatch runs:\n";
+    for (const auto& x : ds) {
+      std::cout << "    r" << x.value("round", 0) << " " << x.value("step", "") << ": dispatch "
+                << x.value("dispatch_id", int64_t{0}) << " on " << x.value("terminal", "") << " "
+                << x.value("state", "")
+                << (x.value("failure_kind", "").empty() ? "" : " (" + x.value("failure_kind", "") + ")")
+                << "\n";
+    }
+  }
   auto h = nlohmann::json::parse(f.history_json(), nullptr, false);
   if (h.is_array()) {
     std::cout << "  steps:\n";

@@ -24,6 +24,7 @@ void FlowToProto(const service::FlowView& v, v1::Flow* out) {
   out->set_writer(f.writer);
   out->set_writer_family(f.writer_family);
   out->set_budget_usd(f.budget_usd);
+  out->set_dispatches_json(v.dispatches.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   for (auto* list : {&f.verify, &f.reviewers}) {
     auto j = nlohmann::json::parse(*list, nullptr, false);
     if (!j.is_array()) continue;

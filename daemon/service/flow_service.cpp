@@ -157,6 +157,15 @@ FlowView FlowService::View(const domain::Flow& f) {
       for (const auto& d : core_.dispatches.ForTask(t->id)) {
         *runs += 1;
         v.cost_usd += d.cost_usd;
+        v.dispatches.push_back({{"round", round},
+                                {"step", what},
+                                {"task_id", t->id},
+                                {"dispatch_id", d.id},
+                                {"terminal", d.terminal},
+                                {"state", std::string(domain::DispatchStateName(d.state))},
+                                {"failure_kind", d.failure_kind},
+                                {"exit_code", d.exit_code},
+                                {"cost_usd", d.cost_usd}});
       }
     };
     count("implement", &v.implement_runs);

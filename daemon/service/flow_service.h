@@ -40,6 +40,9 @@ struct FlowView {
   std::string merge_command;   // how a person merges the branch
   int implement_runs = 0, verify_runs = 0;
   double cost_usd = 0;
+  // Every dispatch of its steps: [{round, step, task_id, dispatch_id, terminal, state,
+  // failure_kind, exit_code, cost_usd}], in order.
+  nlohmann::json dispatches = nlohmann::json::array();
 };
 
 class FlowService : public DispatchListener,

@@ -126,6 +126,14 @@ TEST_CASE("a flow that passes first time reaches ready with one implement, verif
   CHECK(done["review_verdict"] == "APPROVED");
   CHECK(done.value("fix_rounds", 0) == 0);
   CHECK(Lines(runs) == 1);
+  // flow show names each step's dispatch.
+  auto runs_json = json::parse(done["dispatches_json"].get<std::string>());
+  REQUIRE(runs_json.size() == 2);
+  CHECK(runs_json[0]["step"] == "implement");
+  CHECK(runs_json[0]["state"] == "succeeded");
+  CHECK(runs_json[1]["step"] == "verify0");
+  CHECK(d.Cli({"flow", "show", f["id"].get<std::string>()}).out.find(
+            "r1 implement: dispatch " + runs_json[0]["dispatch_id"].dump()) != std::string::npos);
   // The writer's leftovers are committed on the branch with the daemon's own identity, and the
   // ready message names the merge command.
   std::string branch = done["branch"];
