@@ -243,21 +243,26 @@ TEST_CASE("a setsid grandchild is stopped on normal completion, timeout, cancel 
     REQUIRE(getpgid(pid) == getsid(pid));
     return std::make_pair(id, pid);
   };
-  auto [done_id, done_pid] = escapee("done", "FAKE: print finished\n", "w1", {});
+  auto done = escapee("done", "FAKE: print finished\n", "w1", {});
+  std::string done_id = done.first;
+  pid_t done_pid = done.second;
   CHECK(Payload(WaitDone(d, done_id))["outcome"] == "succeeded");
   CHECK(WaitFor([&] { return ProcessGone(done_pid); }, 10s));
 
-  auto [slow_id, slow_pid] = escapee("slow", "FAKE: hang stubborn\n", "w2", {"--timeout-s", "1"});
+  auto slow = escapee("slow", "FAKE: hang stubborn\n", "w2", {"--timeout-s", "1"});
+  std::string slow_id = slow.first;
+  pid_t slow_pid = slow.second;
   CHECK(Payload(WaitDone(d, slow_id))["failure_kind"] == "timeout");
   CHECK(WaitFor([&] { return ProcessGone(slow_pid); }, 10s));
   d.CliJson({"task", "cancel", slow_id});
 
-  auto [cancel_id, cancel_pid] = escapee("cancel", "FAKE: hang\n", "w3", {});
+  auto cancelled = escapee("cancel", "FAKE: hang\n", "w3", {});
+  std::string cancel_id = cancelled.first;
+  pid_t cancel_pid = cancelled.second;
   d.CliJson({"task", "cancel", cancel_id});
   CHECK(WaitFor([&] { return ProcessGone(cancel_pid); }, 10s));
 
-  auto [stop_id, stop_pid] = escapee("stop", "FAKE: hang\n", "w4", {});
-  (void)stop_id;
+  pid_t stop_pid = escapee("stop", "FAKE: hang\n", "w4", {}).second;
   CHECK(d.Stop() == 0);
   CHECK(WaitFor([&] { return ProcessGone(stop_pid); }, 10s));
 }
