@@ -35,9 +35,11 @@ void FlowService::OnReviewFinished(int64_t review_id) {
 }
 
 void FlowService::OnFlowGateResolved(const domain::Gate& g, const std::string& reason) {
-  // After the gate's write: the flow's own write follows it.
-  boost::asio::post(core_.io, [this, id = g.flow_id, gate = g.id, decision = g.decision, reason] {
-    Reopen(id, [&](domain::Flow& fl) -> Status {
+  // Inside the gate's write: the decision and the flow's move commit together (a crash or a
+  // full disk cannot leave the gate resolved and the flow stopped).
+  const int64_t id = g.flow_id, gate = g.id;
+  const std::string decision = g.decision;
+  Status s = ReopenIn(id, [&](domain::Flow& fl) -> Status {
       if (decision == "cancel") {
         return Move(fl, FlowStep::kCancelled, "cancelled by a person at gate " + std::to_string(gate) +
                                                   (reason.empty() ? "" : ": " + reason));
@@ -53,7 +55,13 @@ void FlowService::OnFlowGateResolved(const domain::Gate& g, const std::string& r
                                 "another round" + (reason.empty() ? "." : ": " + reason), 64000);
       return Move(fl, FlowStep::kImplement,
                   "another round, asked for by a person at gate " + std::to_string(gate));
-    });
+  });
+  if (!s.ok()) {
+    spdlog::error("flow {}: the decision of gate {} could not be applied: {}", id, gate, s.message());
+    return;
+  }
+  core_.batcher.AfterCommit([this, id](bool ok) {
+    if (ok) Advance(id);
   });
 }
 
@@ -115,20 +123,22 @@ std::optional<std::string> FlowService::SwapTarget(const domain::Dispatch& d,
   return handle;
 }
 
-void FlowService::Reopen(int64_t id, std::function<Status(domain::Flow&)> fn) {
-  Status s = core_.batcher.Write([&]() -> Status {
-    auto f = store_.Get(id);
-    if (!f || f->step != FlowStep::kNeedsHuman || f->cleaned) return Status::Ok();  // decided
-    if (Status c = fn(*f); !c.ok()) return c;
-    store_.Update(*f);
-    if (f->step != FlowStep::kNeedsHuman) {
-      // Its other open gates decided nothing: superseded.
-      for (const auto& g : core_.gates.List(true, 0)) {
-        if (g.flow_id == id) core_.gates.Resolve(g.id, "superseded", core_.clock.NowMs());
-      }
+Status FlowService::ReopenIn(int64_t id, const std::function<Status(domain::Flow&)>& fn) {
+  auto f = store_.Get(id);
+  if (!f || f->step != FlowStep::kNeedsHuman || f->cleaned) return Status::Ok();  // decided
+  if (Status c = fn(*f); !c.ok()) return c;
+  store_.Update(*f);
+  if (f->step != FlowStep::kNeedsHuman) {
+    // Its other open gates decided nothing: superseded.
+    for (const auto& g : core_.gates.List(true, 0)) {
+      if (g.flow_id == id) core_.gates.Resolve(g.id, "superseded", core_.clock.NowMs());
     }
-    return Status::Ok();
-  });
+  }
+  return Status::Ok();
+}
+
+void FlowService::Reopen(int64_t id, std::function<Status(domain::Flow&)> fn) {
+  Status s = core_.batcher.Write([&]() -> Status { return ReopenIn(id, fn); });
   if (!s.ok()) {
     spdlog::error("flow {}: reopening failed: {}", id, s.message());
     return;

@@ -109,6 +109,8 @@ class FlowService : public DispatchListener,
   int WritersRunning(int64_t except);
   // Like Change, for a flow stopped at needs_human (a person's decision reopens it).
   void Reopen(int64_t id, std::function<Status(domain::Flow&)> fn);
+  // Reopen's body, inside a write the caller holds.
+  Status ReopenIn(int64_t id, const std::function<Status(domain::Flow&)>& fn);
   // A writer profile's family as the review sees it (derived from the model it runs).
   std::string WriterFamily(const exec::Profile& p) const;
   // Another flow in the same repository is implementing with a SCOPE: overlapping f's.

@@ -47,7 +47,8 @@ class FlowSweeper {
   virtual void CleanEndedBefore(int64_t cutoff_ms) = 0;
 };
 
-// A flow's decision gate was resolved (inside the resolving write; FlowService acts after it).
+// A flow's decision gate was resolved (inside the resolving write; FlowService moves the flow
+// in that same write).
 class FlowGateListener {
  public:
   virtual ~FlowGateListener() = default;
