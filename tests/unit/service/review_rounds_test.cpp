@@ -48,7 +48,13 @@ TEST_CASE("a hung reviewer is retried at most round_max_attempts times, then gat
   REQUIRE(v.ok());
   h.TimeOut();
   // One retry, after its backoff (base 1 s on the fake clock).
-  REQUIRE(h.RunUntil([&] { return h.Dispatches(v->rounds[0].task_id).size() == 2; }));
+  bool retried = h.RunUntil([&] { return h.Dispatches(v->rounds[0].task_id).size() == 2; });
+  for (const auto& x : h.Dispatches(v->rounds[0].task_id)) {
+    UNSCOPED_INFO("dispatch " << x.id << " state " << int(x.state) << " kind " << x.failure_kind
+                  << " class " << x.failure_class << " ev " << x.evidence << " target " << x.target);
+  }
+  UNSCOPED_INFO("task status " << int(h.Task(v->rounds[0].task_id).status));
+  REQUIRE(retried);
   h.clock.Advance(2000);
   h.TimeOut();
   REQUIRE(h.Done(v->review.id));
