@@ -1,5 +1,7 @@
 #include "api/dispatch_socket_listener.h"
 
+#include "api/unix_listener.h"
+
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -11,7 +13,6 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <grpcpp/server_posix.h>
 #include <spdlog/spdlog.h>
 #include <thread>
 #include <vector>
@@ -147,17 +148,7 @@ void DispatchSocketListener::Accept(int listen_fd, int64_t dispatch_id) {
       if (errno == EMFILE || errno == ENFILE) std::this_thread::sleep_for(std::chrono::milliseconds(100));
       return;  // EAGAIN: accepted all that waited
     }
-    ucred cred{};
-    socklen_t len = sizeof cred;
-    struct stat st {};
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || fstat(fd, &st) != 0) {
-      close(fd);
-      continue;
-    }
-    service::PeerInfo info = service::InspectUnixPeer(cred.uid, cred.pid);
-    info.via_dispatch = dispatch_id;
-    peers_->Put(fd, st.st_ino, std::move(info));
-    grpc::AddInsecureChannelFromFd(server_, fd);  // gRPC owns and closes fd from here
+    HandOverPeer(fd, *peers_, server_, dispatch_id);
   }
 }
 

@@ -64,7 +64,7 @@ void UnixListener::AcceptLoop() {
   }
 }
 
-void UnixListener::Accepted(int fd) {
+void HandOverPeer(int fd, PeerTable& peers, grpc::Server* server, int64_t via_dispatch) {
   ucred cred{};
   socklen_t len = sizeof cred;
   struct stat st {};
@@ -73,8 +73,12 @@ void UnixListener::Accepted(int fd) {
     return;
   }
   // Classified now: the peer's pid names this process only while the connection is fresh.
-  peers_.Put(fd, st.st_ino, service::InspectUnixPeer(cred.uid, cred.pid));
-  grpc::AddInsecureChannelFromFd(server_, fd);  // gRPC owns and closes fd from here
+  service::PeerInfo info = service::InspectUnixPeer(cred.uid, cred.pid);
+  info.via_dispatch = via_dispatch;
+  peers.Put(fd, st.st_ino, std::move(info));
+  grpc::AddInsecureChannelFromFd(server, fd);  // gRPC owns and closes fd from here
 }
+
+void UnixListener::Accepted(int fd) { HandOverPeer(fd, peers_, server_); }
 
 }  // namespace conclave::api

@@ -17,6 +17,11 @@
 
 namespace conclave::api {
 
+// Reads an accepted connection's peer credentials and ancestry, records them in peers under
+// the descriptor (with via_dispatch when it came through a dispatch's own socket) and hands
+// the descriptor to gRPC, which owns it from then on. An unreadable peer is closed.
+void HandOverPeer(int fd, PeerTable& peers, grpc::Server* server, int64_t via_dispatch = 0);
+
 class UnixListener {
  public:
   UnixListener(std::string path, PeerTable& peers) : path_(std::move(path)), peers_(peers) {}

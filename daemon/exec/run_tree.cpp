@@ -57,13 +57,13 @@ std::vector<ProcStat> FindRunProcesses(const RunMarks& m) {
   std::multimap<pid_t, pid_t> children;
   for (const auto& [pid, ps] : all) children.emplace(ps.ppid, pid);
   std::set<pid_t> members;
-  std::vector<pid_t> todo(roots.begin(), roots.end());
-  while (!todo.empty()) {
-    pid_t p = todo.back();
-    todo.pop_back();
+  std::vector<pid_t> pending(roots.begin(), roots.end());
+  while (!pending.empty()) {
+    pid_t p = pending.back();
+    pending.pop_back();
     if (!members.insert(p).second) continue;
     auto [b, e] = children.equal_range(p);
-    for (auto it = b; it != e; ++it) todo.push_back(it->second);
+    for (auto it = b; it != e; ++it) pending.push_back(it->second);
   }
   std::string spare = m.spare_leader_exe && leader != all.end() ? ReadProcExe(m.leader) : "";
   std::vector<ProcStat> out;

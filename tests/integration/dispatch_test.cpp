@@ -249,12 +249,12 @@ TEST_CASE("a setsid grandchild is stopped on normal completion, timeout, cancel 
   CHECK(Payload(WaitDone(d, done_id))["outcome"] == "succeeded");
   CHECK(WaitFor([&] { return ProcessGone(done_pid); }, 10s));
 
-  auto slow = escapee("slow", "FAKE: hang stubborn\n", "w2", {"--timeout-s", "1"});
-  std::string slow_id = slow.first;
-  pid_t slow_pid = slow.second;
-  CHECK(Payload(WaitDone(d, slow_id))["failure_kind"] == "timeout");
-  CHECK(WaitFor([&] { return ProcessGone(slow_pid); }, 10s));
-  d.CliJson({"task", "cancel", slow_id});
+  auto timed = escapee("timed", "FAKE: hang stubborn\n", "w2", {"--timeout-s", "1"});
+  std::string timed_id = timed.first;
+  pid_t timed_pid = timed.second;
+  CHECK(Payload(WaitDone(d, timed_id))["failure_kind"] == "timeout");
+  CHECK(WaitFor([&] { return ProcessGone(timed_pid); }, 10s));
+  d.CliJson({"task", "cancel", timed_id});
 
   auto cancelled = escapee("cancel", "FAKE: hang\n", "w3", {});
   std::string cancel_id = cancelled.first;

@@ -2,6 +2,8 @@
 // writer (FAKE: lines in the brief; "if-fix"/"if-first" tell the rounds apart), the shell
 // profile running the verify commands, a scripted fake reviewer of another family reading
 // "+FAKE-REVIEW" lines from the reviewed diff.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
@@ -340,16 +342,16 @@ TEST_CASE("kill -9 of the daemon during verify resumes the flow: one implement, 
   DaemonFixture d;
   std::string repo = Setup(d);
   std::string writes = d.dir() + "/writes", verifies = d.dir() + "/verifies", go = d.dir() + "/go";
-  // A slow test suite: it counts its runs and finishes once the test says so.
+  // A slow test suite: it counts its runs and blocks on a FIFO until the test writes to it.
+  REQUIRE(mkfifo(go.c_str(), 0600) == 0);
   auto f = StartFlow(d, repo, "Work.\nFAKE: append " + writes + " w\nFAKE: append hello.txt hi\n",
-                     {"--verify", "echo v >> " + verifies + "; while [ ! -f " + go +
-                                      " ]; do sleep 0.05; done; test -f hello.txt"});
+                     {"--verify", "echo v >> " + verifies + "; read x < " + go + "; test -f hello.txt"});
   REQUIRE(WaitFor([&] { return Lines(verifies) == 1; }, 30s));
   d.Kill();
   d.Start({"--config", d.dir() + "/config.json"});
   // The interrupted verify runs again; the finished implement round does not.
   REQUIRE(WaitFor([&] { return Lines(verifies) == 2; }, 30s));
-  std::ofstream(go) << "go";
+  std::ofstream(go) << "go\n";  // opens once the re-run verify reads: it goes on
   auto done = WaitFlow(d, f, 0);
   CHECK(done["status"] == "ready");
   CHECK(Lines(writes) == 1);

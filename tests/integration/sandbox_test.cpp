@@ -52,6 +52,20 @@ std::string Line(const std::string& out, const std::string& prefix) {
   return "(no line " + prefix + ")";
 }
 
+// A daemon with a "boxed" (bwrap) fake-worker profile and terminal w1 in DIR/work (the
+// worker's conclave CLI given when it should call the API); returns the work directory.
+std::string StartBoxed(DaemonFixture& d, bool with_cli = false) {
+  auto p = d.FakeProfile("boxed", "fakefam");
+  p["sandbox"] = "bwrap";
+  if (with_cli) p["env"] = {{"CONCLAVE_CLI", CONCLAVE_BIN}};
+  d.WriteProfile("boxed", p);
+  d.Start();
+  std::string work = d.dir() + "/work";
+  std::filesystem::create_directories(work);
+  d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", "w1", "--cwd", work});
+  return work;
+}
+
 // Every process below pid (from /proc: pid -> ppid).
 std::vector<pid_t> Descendants(pid_t root) {
   std::map<pid_t, pid_t> parent;
@@ -184,13 +198,7 @@ TEST_CASE("a sandboxed worker cannot see the daemon's state or config, writes on
 TEST_CASE("cancelling a sandboxed worker ends everything inside its namespace", "[.][sandbox]") {
   SkipUnlessBwrapRuns();
   DaemonFixture d;
-  auto p = d.FakeProfile("boxed", "fakefam");
-  p["sandbox"] = "bwrap";
-  d.WriteProfile("boxed", p);
-  d.Start();
-  std::string work = d.dir() + "/work";
-  std::filesystem::create_directories(work);
-  d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", "w1", "--cwd", work});
+  std::string work = StartBoxed(d);
   // A grandchild and the worker itself ignore SIGTERM.
   std::string t = d.CliJson({"task", "create", "--brief", "-"},
                             "FAKE: grandchild /tmp/gc\nFAKE: try-write " + work +
@@ -218,14 +226,7 @@ TEST_CASE("a sandboxed worker reaches the daemon only through its dispatch's own
           "[.][sandbox]") {
   SkipUnlessBwrapRuns();
   DaemonFixture d;
-  auto p = d.FakeProfile("boxed", "fakefam");
-  p["sandbox"] = "bwrap";
-  p["env"] = {{"CONCLAVE_CLI", CONCLAVE_BIN}};
-  d.WriteProfile("boxed", p);
-  d.Start();
-  std::string work = d.dir() + "/work";
-  std::filesystem::create_directories(work);
-  d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", "w1", "--cwd", work});
+  std::string work = StartBoxed(d, true);
   std::string other =
       d.CliJson({"task", "create", "--brief", "-"}, "other")["task"]["id"].get<std::string>();
   std::string gid =
@@ -288,13 +289,7 @@ TEST_CASE("a sandboxed worker reaches the daemon only through its dispatch's own
 TEST_CASE("a stopped sandboxed worker gets SIGTERM first and stops cleanly", "[.][sandbox]") {
   SkipUnlessBwrapRuns();
   DaemonFixture d;
-  auto p = d.FakeProfile("boxed", "fakefam");
-  p["sandbox"] = "bwrap";
-  d.WriteProfile("boxed", p);
-  d.Start();
-  std::string work = d.dir() + "/work";
-  std::filesystem::create_directories(work);
-  d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", "w1", "--cwd", work});
+  std::string work = StartBoxed(d);
   std::string t = d.CliJson({"task", "create", "--brief", "-"},
                             "FAKE: on-term " + work + "/graceful\nFAKE: try-write " + work +
                                 "/started\nFAKE: hang\n")["task"]["id"]
