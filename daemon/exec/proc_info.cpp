@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -40,6 +41,7 @@ std::optional<ProcStat> ReadProcStat(pid_t pid) {
   rest.remove_prefix(close + 2);
   ProcStat st;
   st.pid = pid;
+  st.state = rest.empty() ? '?' : rest[0];
   int field = 3;
   while (!rest.empty() && field <= 22) {
     size_t sp = rest.find(' ');
@@ -79,6 +81,12 @@ void SignalGroup(pid_t pgid, int sig) {
 bool SameProcess(pid_t pid, int64_t expected_start_time) {
   if (pid <= 1 || expected_start_time == 0) return false;
   return ReadProcStartTime(pid) == expected_start_time;
+}
+
+bool StillRunning(pid_t pid, int64_t expected_start_time) {
+  if (pid <= 1 || expected_start_time == 0) return false;
+  auto st = ReadProcStat(pid);
+  return st && st->start_time == expected_start_time && st->state != 'Z' && st->state != 'X';
 }
 
 Ancestry ReadAncestry(pid_t pid, pid_t ancestor) {
@@ -145,7 +153,8 @@ bool ReadEnviron(pid_t pid, std::unordered_set<std::string>* out) {
 }
 }  // namespace
 
-std::vector<ProcStat> FindProcessesWithEnv(const std::vector<std::string>& entries) {
+std::vector<ProcStat> FindProcessesWithEnv(const std::vector<std::string>& entries,
+                                           const std::vector<std::string>& names) {
   std::vector<ProcStat> found;
   DIR* dir = opendir("/proc");
   if (!dir) return found;
@@ -162,6 +171,12 @@ std::vector<ProcStat> FindProcessesWithEnv(const std::vector<std::string>& entri
     if (!ReadEnviron(pid, &env)) continue;
     bool all = true;
     for (const auto& want : entries) all = all && env.count(want) > 0;
+    for (const auto& name : names) {
+      const std::string prefix = name + "=";
+      all = all && std::any_of(env.begin(), env.end(), [&](const std::string& e) {
+              return e.compare(0, prefix.size(), prefix) == 0;
+            });
+    }
     if (!all) continue;
     if (auto ps = ReadProcStat(pid)) found.push_back(*ps);
   }

@@ -15,6 +15,7 @@ namespace conclave::exec {
 
 struct ProcStat {
   pid_t pid = 0;
+  char state = '?';  // field 3: R, S, D, Z (exited, not reaped yet), ...
   pid_t ppid = 0;
   pid_t pgid = 0;
   int64_t start_time = 0;  // field 22 (clock ticks since boot)
@@ -32,6 +33,8 @@ bool ProcessGroupAlive(pid_t pgid);
 void SignalGroup(pid_t pgid, int sig);
 // True when pid exists and its start time equals expected (so it is not a recycled pid).
 bool SameProcess(pid_t pid, int64_t expected_start_time);
+// SameProcess, and it has not exited (a zombie whose parent does not reap it counts as gone).
+bool StillRunning(pid_t pid, int64_t expected_start_time);
 
 struct ProcessLink {
   pid_t pid = 0;
@@ -49,9 +52,10 @@ Ancestry ReadAncestry(pid_t pid, pid_t ancestor);
 
 // Live processes of this effective uid (other than the caller) whose initial environment
 // (/proc/<pid>/environ) holds every one of these exact NAME=VALUE entries: how recovery finds
-// a worker it started but whose pid never reached the store or the spawn journal. Unreadable
-// processes are skipped.
-std::vector<ProcStat> FindProcessesWithEnv(const std::vector<std::string>& entries);
+// a worker it started but whose pid never reached the store or the spawn journal — and,
+// besides, a variable of each of `names` (any value). Unreadable processes are skipped.
+std::vector<ProcStat> FindProcessesWithEnv(const std::vector<std::string>& entries,
+                                           const std::vector<std::string>& names = {});
 
 // /proc/<pid>/exe ("" when unreadable).
 std::string ReadProcExe(pid_t pid);

@@ -50,7 +50,7 @@ std::vector<ProcStat> FindRunProcesses(const RunMarks& m) {
   auto leader = all.find(m.leader);
   if (leader != all.end() && leader->second.start_time == m.leader_start) roots.insert(m.leader);
   if (!m.env.empty()) {
-    for (const auto& ps : FindProcessesWithEnv(m.env)) {
+    for (const auto& ps : FindProcessesWithEnv(m.env, m.env_names)) {
       if (all.count(ps.pid)) roots.insert(ps.pid);
     }
   }

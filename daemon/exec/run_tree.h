@@ -25,6 +25,7 @@ struct RunMarks {
   pid_t leader = 0;  // also its process group
   int64_t leader_start = 0;
   std::vector<std::string> env;  // NAME=VALUE entries every process of the run started with
+  std::vector<std::string> env_names;  // and variables it started with, whatever their value
   // Leave the leader's group out (it was signalled as a group already).
   bool skip_leader_group = false;
   // Leave out processes running the leader's executable: under bwrap, a SIGTERM to bwrap

@@ -11,6 +11,7 @@
 #include "domain/crash_loop.h"
 #include "exec/capped_log.h"
 #include "exec/proc_info.h"
+#include "exec/run_tree.h"
 #include "exec/spawn_journal.h"
 
 namespace conclave::service {
@@ -18,51 +19,43 @@ using domain::DispatchState;
 using domain::TerminalState;
 
 void Recovery::StopSurvivors(const std::vector<domain::Dispatch>& running) {
-  // Only when /proc still shows the very process we started (same start time).
-  std::vector<pid_t> signalled;           // process groups
-  std::vector<exec::ProcStat> unrecorded;  // single processes that lead no group
+  // The groups of the workers still running, only when /proc still shows the very process we
+  // started (same start time).
+  std::vector<pid_t> groups;
   for (const auto& d : running) {
     if (d.pid > 1 && exec::SameProcess(d.pid, d.proc_start)) {
       spdlog::info("recovery: stopping surviving worker group {} of dispatch {}", d.pid, d.id);
       exec::SignalGroup(d.pid, SIGTERM);
-      signalled.push_back(d.pid);
-    } else if (d.pid == 0) {
-      // Started, but its pid reached neither the journal nor the store (the daemon died
-      // between the spawn and the journal's write): every worker starts with this daemon's
-      // socket and its dispatch id in its environment. Their groups are live now, so a pgid
-      // cannot be a recycled one.
-      for (const auto& p : exec::FindProcessesWithEnv(
-               {"CONCLAVE_SOCKET=" + core_.SocketPath(),
-                "CONCLAVE_DISPATCH_ID=" + std::to_string(d.id)})) {
-        spdlog::info("recovery: stopping unrecorded worker {} (group {}) of dispatch {}", p.pid,
-                     p.pgid, d.id);
-        // Its own group only when it leads it (a worker's processes may have joined another
-        // group of the session); otherwise just the process (its kin are found by the scan).
-        if (p.pgid == p.pid) {
-          exec::SignalGroup(p.pgid, SIGTERM);
-          signalled.push_back(p.pgid);
-        } else {
-          kill(p.pid, SIGTERM);
-          unrecorded.push_back(p);
-        }
-      }
+      groups.push_back(d.pid);
     }
   }
+  // Everything else an earlier run of this daemon started, whatever became of its dispatch:
+  // this daemon has no worker yet, so every process that started with this socket and a
+  // dispatch's id and token in its environment (and its descendants) is a leftover — a worker
+  // whose pid reached neither the journal nor the store, a setsid escapee, one whose finished
+  // dispatch's sweep the crash cut short. A user's shell with CONCLAVE_SOCKET set is not one.
+  exec::RunMarks leftovers;
+  leftovers.env = {"CONCLAVE_SOCKET=" + core_.SocketPath()};
+  leftovers.env_names = {"CONCLAVE_DISPATCH_ID", "CONCLAVE_DISPATCH_TOKEN"};
+  const std::vector<exec::ProcStat> procs = exec::FindRunProcesses(leftovers);
+  for (const auto& p : procs) {
+    spdlog::info("recovery: stopping leftover worker process {} (group {})", p.pid, p.pgid);
+  }
+  exec::SignalProcesses(procs, SIGTERM);
   // Startup, before serving: waiting here holds up nothing but the start.
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::milliseconds(core_.config.kill_grace_ms);
-  while ((!signalled.empty() || !unrecorded.empty()) &&
-         std::chrono::steady_clock::now() < deadline) {
+  // The groups' members are among procs too (descendants of their leaders, which started with
+  // that environment); a group with a zombie its parent never reaps (a container whose init
+  // does not reap) would hold the start up for the whole grace.
+  while (!procs.empty() && std::chrono::steady_clock::now() < deadline) {
     bool any = false;
-    for (pid_t p : signalled) any |= exec::ProcessGroupAlive(p);
-    for (const auto& p : unrecorded) any |= exec::SameProcess(p.pid, p.start_time);
+    for (const auto& p : procs) any |= exec::StillRunning(p.pid, p.start_time);
     if (!any) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  for (pid_t p : signalled) exec::SignalGroup(p, SIGKILL);
-  for (const auto& p : unrecorded) {
-    if (exec::SameProcess(p.pid, p.start_time)) kill(p.pid, SIGKILL);
-  }
+  for (pid_t p : groups) exec::SignalGroup(p, SIGKILL);
+  exec::SignalProcesses(procs, SIGKILL);  // start times checked: never a recycled pid
 }
 
 void Recovery::Requeue(domain::Dispatch d) {

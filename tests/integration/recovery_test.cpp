@@ -128,7 +128,33 @@ TEST_CASE("a worker whose pid reached neither the store nor the spawn journal is
   auto show = d.CliJson({"task", "show", id});
   REQUIRE(show["dispatches"].size() == 2);
   CHECK(show["dispatches"][0]["state"] == "interrupted");
-  CHECK(d.daemon_log().find("stopping unrecorded worker") != std::string::npos);
+  CHECK(d.daemon_log().find("stopping leftover worker process " + std::to_string(hung)) !=
+        std::string::npos);
+}
+
+// Found by the soak (tests/soak): recovery stopped only the process groups of dispatches still
+// running, so a setsid escapee outlived every restart — and so did the leftovers of a dispatch
+// whose end was committed but whose sweep the crash cut short.
+TEST_CASE("a killed daemon's setsid escapee is stopped by the next daemon's recovery, even when "
+          "its dispatch had already ended",
+          "[recovery][crash]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  std::string escapee_file = d.dir() + "/escapee.pid", worker_file = d.dir() + "/worker.pid";
+  std::string id = Dispatched(d, "FAKE: escapee " + escapee_file + "\nFAKE: hang-once " +
+                                     worker_file + "\n");
+  pid_t escapee = WaitForMarker(escapee_file);
+  pid_t worker = WaitForMarker(worker_file);
+  d.Kill();
+  // The end was committed just before the crash: nothing is running as far as the store knows.
+  CHECK(Exec(d, "UPDATE dispatches SET state = 'succeeded' WHERE state = 'running'") == 1);
+  CHECK(Exec(d, "UPDATE tasks SET status = 'completed' WHERE id = " + id) == 1);
+  REQUIRE(!ProcessGone(escapee));
+  REQUIRE(!ProcessGone(worker));
+  d.Start();  // recovery runs before the daemon answers
+  CHECK(WaitFor([&] { return ProcessGone(escapee) && ProcessGone(worker); }, 10s));
+  CHECK(d.daemon_log().find("stopping leftover worker process " + std::to_string(escapee)) !=
+        std::string::npos);
 }
 
 TEST_CASE("a dispatch during which the daemon dies 3 times soon after its start fails as "

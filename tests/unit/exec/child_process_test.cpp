@@ -56,9 +56,21 @@ TEST_CASE("FindProcessesWithEnv finds a child by its environment entries, and on
   // Every entry must match exactly: another dispatch id or a prefix is not this process.
   CHECK(exec::FindProcessesWithEnv({mark, "CONCLAVE_DISPATCH_ID=70"}).empty());
   CHECK(exec::FindProcessesWithEnv({mark, "CONCLAVE_DISPATCH_ID="}).empty());
+  // Names: the variable is there, whatever its value (recovery: any dispatch's worker).
+  CHECK(exec::FindProcessesWithEnv({mark}, {"CONCLAVE_DISPATCH_ID"}).size() == 1);
+  CHECK(exec::FindProcessesWithEnv({mark}, {"CONCLAVE_DISPATCH_ID", "CONCLAVE_DISPATCH_TOKEN"})
+            .empty());
+  CHECK(exec::FindProcessesWithEnv({mark}, {"CONCLAVE_DISPATCH"}).empty());  // not a prefix
+  CHECK(exec::StillRunning(c->pid, c->start_time));
   exec::SignalGroup(c->pid, SIGKILL);
+  // Exited, not reaped yet: a zombie is no longer running, though its pid is still there.
+  siginfo_t info{};
+  REQUIRE(waitid(P_PID, static_cast<id_t>(c->pid), &info, WEXITED | WNOWAIT) == 0);
+  CHECK(!exec::StillRunning(c->pid, c->start_time));
+  CHECK(exec::SameProcess(c->pid, c->start_time));
   int st;
   waitpid(c->pid, &st, 0);
+  CHECK(!exec::SameProcess(c->pid, c->start_time));
   CHECK(exec::FindProcessesWithEnv({mark}).empty());
 }
 
