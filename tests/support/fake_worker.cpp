@@ -5,6 +5,7 @@
 //                                                                   with "hang stubborn")
 //   spew BYTES          print BYTES of filler         cost USD      print "conclave-cost-usd: USD"
 //   grandchild PIDFILE  fork a sleeping grandchild in the same group, write its pid
+//   pidfile FILE        append this worker's pid to FILE (the soak checks none survives)
 //   escapee PIDFILE     a grandchild that leaves the run: setsid, a double fork (re-parented
 //                       away from the worker), ignores SIGTERM; writes its pid
 //   on-term FILE        on SIGTERM write "graceful" to FILE and exit 0 (a clean stop)
@@ -492,7 +493,7 @@ int main(int argc, char** argv) {
     } else if (verb == "hang-once") {
       // First run: create the marker and hang (to be killed); later runs go on.
       if (!std::ifstream(rest)) {
-        std::ofstream(rest) << getpid();
+        std::ofstream(rest, std::ios::app) << getpid() << "\n";
         std::cout << "hanging once" << std::endl;
         for (;;) pause();
       }
@@ -560,6 +561,8 @@ int main(int argc, char** argv) {
                 << std::endl;
     } else if (verb == "count") {
       Bump(rest);
+    } else if (verb == "pidfile") {
+      std::ofstream(rest, std::ios::app) << getpid() << "\n";
     } else if (verb == "save-brief") {
       std::ofstream(rest, std::ios::binary) << brief;
     }
