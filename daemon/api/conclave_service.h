@@ -27,8 +27,10 @@ class ConclaveService final : public ::conclave::v1::Conclave::CallbackService {
   // Require "authorization: Bearer <token>" on every call (TCP listeners).
   void RequireToken(std::string token) { token_ = std::move(token); }
   // Who is calling (from the kernel, recorded at accept), or a refusal: stopping, an unknown
-  // connection, a missing/wrong bearer token on TCP. gRPC thread.
-  grpc::Status Identify(CTX* ctx, service::PeerInfo* peer) const;
+  // connection, a missing/wrong bearer token on TCP, a request that fails the checks every
+  // request passes (api/request_checks). gRPC thread.
+  grpc::Status Identify(CTX* ctx, const google::protobuf::Message& req,
+                        service::PeerInfo* peer) const;
   PeerTable& peers() { return peers_; }
 
 
@@ -76,7 +78,8 @@ class ConclaveService final : public ::conclave::v1::Conclave::CallbackService {
  private:
   // Runs fn on the loop with the caller, once the caller may call rpc at all (the service
   // binds a worker to its own dispatch); fn must eventually call reactor->Finish.
-  Unary* OnLoop(CTX* ctx, domain::Rpc rpc, std::function<void(Unary*, const domain::Caller&)> fn);
+  Unary* OnLoop(CTX* ctx, const google::protobuf::Message& req, domain::Rpc rpc,
+               std::function<void(Unary*, const domain::Caller&)> fn);
   // Finishes a reactor after the current batch commits (at once when nothing is open).
   void FinishAfterCommit(Unary* reactor, const Status& s);
 

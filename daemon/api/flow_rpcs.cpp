@@ -70,7 +70,7 @@ std::function<void(StatusOr<service::FlowView>)> IntoFlow(Unary* r, v1::Flow* re
 }  // namespace
 
 Unary* ConclaveService::FlowStart(CTX* ctx, const v1::FlowStartRequest* req, v1::Flow* resp) {
-  return OnLoop(ctx, domain::Rpc::kFlow, [this, req, resp](Unary* r, const domain::Caller&) {
+  return OnLoop(ctx, *req, domain::Rpc::kFlow, [this, req, resp](Unary* r, const domain::Caller&) {
     service::StartFlowInput in;
     in.repo = req->repo();
     in.brief = req->brief();
@@ -91,7 +91,7 @@ Unary* ConclaveService::FlowStart(CTX* ctx, const v1::FlowStartRequest* req, v1:
 }
 
 Unary* ConclaveService::FlowShow(CTX* ctx, const v1::FlowShowRequest* req, v1::Flow* resp) {
-  return OnLoop(ctx, domain::Rpc::kFlow, [this, req, resp](Unary* r, const domain::Caller&) {
+  return OnLoop(ctx, *req, domain::Rpc::kFlow, [this, req, resp](Unary* r, const domain::Caller&) {
     auto v = svc_.flows.Get(req->id());
     if (!v.ok()) return r->Finish(ToGrpc(v.status()));
     FlowToProto(v.value(), resp);
@@ -100,7 +100,7 @@ Unary* ConclaveService::FlowShow(CTX* ctx, const v1::FlowShowRequest* req, v1::F
 }
 
 Unary* ConclaveService::FlowList(CTX* ctx, const v1::FlowListRequest* req, v1::FlowListReply* resp) {
-  return OnLoop(ctx, domain::Rpc::kFlow, [this, req, resp](Unary* r, const domain::Caller&) {
+  return OnLoop(ctx, *req, domain::Rpc::kFlow, [this, req, resp](Unary* r, const domain::Caller&) {
     auto list = svc_.flows.List(req->status(), req->limit());
     if (!list.ok()) return r->Finish(ToGrpc(list.status()));
     for (const auto& v : list.value()) FlowToProto(v, resp->add_flows());
@@ -109,7 +109,7 @@ Unary* ConclaveService::FlowList(CTX* ctx, const v1::FlowListRequest* req, v1::F
 }
 
 Unary* ConclaveService::FlowWait(CTX* ctx, const v1::FlowWaitRequest* req, v1::Flow* resp) {
-  return OnLoop(ctx, domain::Rpc::kFlow, [this, req, resp](Unary* r, const domain::Caller&) {
+  return OnLoop(ctx, *req, domain::Rpc::kFlow, [this, req, resp](Unary* r, const domain::Caller&) {
     svc_.flows.Wait(req->id(), req->timeout_ms(), [this, r, resp](StatusOr<service::FlowView> v) {
       if (!v.ok()) return r->Finish(ToGrpc(v.status()));
       FlowToProto(v.value(), resp);
@@ -119,14 +119,14 @@ Unary* ConclaveService::FlowWait(CTX* ctx, const v1::FlowWaitRequest* req, v1::F
 }
 
 Unary* ConclaveService::FlowCancel(CTX* ctx, const v1::FlowCancelRequest* req, v1::Flow* resp) {
-  return OnLoop(ctx, domain::Rpc::kFlow, [this, req, resp](Unary* r, const domain::Caller&) {
+  return OnLoop(ctx, *req, domain::Rpc::kFlow, [this, req, resp](Unary* r, const domain::Caller&) {
     svc_.flows.Cancel(req->id(), IntoFlow(r, resp));
   });
 }
 
 Unary* ConclaveService::FlowClean(CTX* ctx, const v1::FlowCleanRequest* req,
                                   v1::FlowListReply* resp) {
-  return OnLoop(ctx, domain::Rpc::kFlow, [this, req, resp](Unary* r, const domain::Caller&) {
+  return OnLoop(ctx, *req, domain::Rpc::kFlow, [this, req, resp](Unary* r, const domain::Caller&) {
     svc_.flows.Clean(req->id(), [r, resp](StatusOr<std::vector<service::FlowView>> v) {
       if (!v.ok()) return r->Finish(ToGrpc(v.status()));
       for (const auto& x : v.value()) FlowToProto(x, resp->add_flows());

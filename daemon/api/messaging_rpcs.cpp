@@ -6,12 +6,14 @@
 
 #include "api/conclave_service.h"
 #include "api/proto_convert.h"
+#include "api/request_checks.h"
 
 namespace conclave::api {
 
 using grpc::ServerUnaryReactor;
 
-grpc::Status ConclaveService::Identify(CTX* ctx, service::PeerInfo* peer) const {
+grpc::Status ConclaveService::Identify(CTX* ctx, const google::protobuf::Message& req,
+                                       service::PeerInfo* peer) const {
   if (stopping_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "conclaved is shutting down");
   auto p = peers_.Lookup(ctx->peer());
   if (!p) {
@@ -34,15 +36,17 @@ grpc::Status ConclaveService::Identify(CTX* ctx, service::PeerInfo* peer) const 
                           "a bearer token is required on this listener");
     }
   }
+  if (Status s = CheckRequest(req); !s.ok()) return ToGrpc(s);
   *peer = std::move(*p);
   return grpc::Status::OK;
 }
 
 ServerUnaryReactor* ConclaveService::OnLoop(
-    CTX* ctx, domain::Rpc rpc, std::function<void(Unary*, const domain::Caller&)> fn) {
+    CTX* ctx, const google::protobuf::Message& req, domain::Rpc rpc,
+    std::function<void(Unary*, const domain::Caller&)> fn) {
   Unary* reactor = ctx->DefaultReactor();
   service::PeerInfo peer;
-  if (grpc::Status admit = Identify(ctx, &peer); !admit.ok()) {
+  if (grpc::Status admit = Identify(ctx, req, &peer); !admit.ok()) {
     reactor->Finish(admit);
     return reactor;
   }
@@ -68,8 +72,8 @@ void ConclaveService::FinishAfterCommit(Unary* reactor, const Status& s) {
   });
 }
 
-Unary* ConclaveService::GetStatus(CTX* ctx, const v1::GetStatusRequest*, v1::StatusReply* resp) {
-  return OnLoop(ctx, domain::Rpc::kGetStatus, [this, resp](Unary* r, const domain::Caller& caller) {
+Unary* ConclaveService::GetStatus(CTX* ctx, const v1::GetStatusRequest* req, v1::StatusReply* resp) {
+  return OnLoop(ctx, *req, domain::Rpc::kGetStatus, [this, resp](Unary* r, const domain::Caller& caller) {
     ToProto(svc_.Status(), resp);
     FinishAfterCommit(r, Status::Ok());
   });
@@ -77,7 +81,7 @@ Unary* ConclaveService::GetStatus(CTX* ctx, const v1::GetStatusRequest*, v1::Sta
 
 Unary* ConclaveService::RegisterHandle(CTX* ctx, const v1::RegisterHandleRequest* req,
                                        v1::Handle* resp) {
-  return OnLoop(ctx, domain::Rpc::kRegisterHandle, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kRegisterHandle, [this, req, resp](Unary* r, const domain::Caller& caller) {
     svc_.messaging.RegisterHandle(req->name(), [r, resp](StatusOr<store::HandleRecord> h) {
       if (!h.ok()) return r->Finish(ToGrpc(h.status()));
       ToProto(h.value(), resp);
@@ -86,9 +90,9 @@ Unary* ConclaveService::RegisterHandle(CTX* ctx, const v1::RegisterHandleRequest
   });
 }
 
-Unary* ConclaveService::ListHandles(CTX* ctx, const v1::ListHandlesRequest*,
+Unary* ConclaveService::ListHandles(CTX* ctx, const v1::ListHandlesRequest* req,
                                     v1::ListHandlesReply* resp) {
-  return OnLoop(ctx, domain::Rpc::kListHandles, [this, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kListHandles, [this, resp](Unary* r, const domain::Caller& caller) {
     for (const auto& h : svc_.messaging.ListHandles()) ToProto(h, resp->add_handles());
     FinishAfterCommit(r, Status::Ok());
   });
@@ -102,7 +106,7 @@ void FillSend(const service::SendResult& s, v1::SendReply* resp) {
 }  // namespace
 
 Unary* ConclaveService::Send(CTX* ctx, const v1::SendRequest* req, v1::SendReply* resp) {
-  return OnLoop(ctx, domain::Rpc::kSend, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kSend, [this, req, resp](Unary* r, const domain::Caller& caller) {
     service::SendInput in;
     in.to = req->to();
     in.message = FromProto(*req);
@@ -117,7 +121,7 @@ Unary* ConclaveService::Send(CTX* ctx, const v1::SendRequest* req, v1::SendReply
 }
 
 Unary* ConclaveService::Check(CTX* ctx, const v1::CheckRequest* req, v1::MessageList* resp) {
-  return OnLoop(ctx, domain::Rpc::kCheck, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kCheck, [this, req, resp](Unary* r, const domain::Caller& caller) {
     std::vector<std::string> types(req->types().begin(), req->types().end());
     svc_.messaging.Check(caller, req->handle(), types, req->peek(), req->limit(),
                          [this, r, resp](StatusOr<std::vector<domain::MessageRecord>> ms) {
@@ -130,7 +134,7 @@ Unary* ConclaveService::Check(CTX* ctx, const v1::CheckRequest* req, v1::Message
 }
 
 Unary* ConclaveService::Reply(CTX* ctx, const v1::ReplyRequest* req, v1::SendReply* resp) {
-  return OnLoop(ctx, domain::Rpc::kReply, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kReply, [this, req, resp](Unary* r, const domain::Caller& caller) {
     domain::MessageRecord m;
     m.body = req->body();
     m.subject = req->subject();
@@ -145,7 +149,7 @@ Unary* ConclaveService::Reply(CTX* ctx, const v1::ReplyRequest* req, v1::SendRep
 }
 
 Unary* ConclaveService::Inbox(CTX* ctx, const v1::InboxRequest* req, v1::MessageList* resp) {
-  return OnLoop(ctx, domain::Rpc::kInbox, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kInbox, [this, req, resp](Unary* r, const domain::Caller& caller) {
     domain::MessageFilter f;
     f.types.assign(req->types().begin(), req->types().end());
     f.to = req->to();
@@ -193,7 +197,7 @@ class WaitReactor : public grpc::ServerUnaryReactor {
 Unary* ConclaveService::Wait(CTX* ctx, const v1::WaitRequest* req, v1::WaitReply* resp) {
   auto* reactor = new WaitReactor(io_, svc_.messaging);
   service::PeerInfo peer;
-  if (grpc::Status admit = Identify(ctx, &peer); !admit.ok()) {
+  if (grpc::Status admit = Identify(ctx, *req, &peer); !admit.ok()) {
     reactor->Finish(admit);
     return reactor;
   }

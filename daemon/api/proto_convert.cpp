@@ -1,5 +1,7 @@
 #include "api/proto_convert.h"
 
+#include "api/request_checks.h"
+
 #include <nlohmann/json.hpp>
 
 #include "domain/family.h"
@@ -21,7 +23,7 @@ grpc::Status ToGrpc(const Status& s) {
     case Code::kUnavailable: code = StatusCode::UNAVAILABLE; break;
     case Code::kInternal: code = StatusCode::INTERNAL; break;
   }
-  return grpc::Status(code, s.message());
+  return grpc::Status(code, CapStatusMessage(s.message()));
 }
 
 void ToProto(const domain::MessageRecord& m, v1::Message* out) {

@@ -17,7 +17,7 @@ std::function<void(StatusOr<service::ReviewView>)> IntoReview(Unary* r, v1::Revi
 }  // namespace
 
 Unary* ConclaveService::StartReview(CTX* ctx, const v1::StartReviewRequest* req, v1::Review* resp) {
-  return OnLoop(ctx, domain::Rpc::kStartReview, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kStartReview, [this, req, resp](Unary* r, const domain::Caller& caller) {
     service::StartReviewInput in;
     in.artifact = req->artifact();
     in.artifact_kind = req->artifact_kind();
@@ -39,7 +39,7 @@ Unary* ConclaveService::StartReview(CTX* ctx, const v1::StartReviewRequest* req,
 }
 
 Unary* ConclaveService::GetReview(CTX* ctx, const v1::GetReviewRequest* req, v1::Review* resp) {
-  return OnLoop(ctx, domain::Rpc::kGetReview, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kGetReview, [this, req, resp](Unary* r, const domain::Caller& caller) {
     auto v = svc_.reviews.Get(req->id());
     if (!v.ok()) return r->Finish(ToGrpc(v.status()));
     ToProto(v.value(), resp);
@@ -49,14 +49,14 @@ Unary* ConclaveService::GetReview(CTX* ctx, const v1::GetReviewRequest* req, v1:
 
 Unary* ConclaveService::ListReviews(CTX* ctx, const v1::ListReviewsRequest* req,
                                     v1::ListReviewsReply* resp) {
-  return OnLoop(ctx, domain::Rpc::kListReviews, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kListReviews, [this, req, resp](Unary* r, const domain::Caller& caller) {
     for (const auto& v : svc_.reviews.List(req->limit())) ToProto(v, resp->add_reviews());
     FinishAfterCommit(r, Status::Ok());
   });
 }
 
 Unary* ConclaveService::WaitReview(CTX* ctx, const v1::WaitReviewRequest* req, v1::Review* resp) {
-  return OnLoop(ctx, domain::Rpc::kWaitReview, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kWaitReview, [this, req, resp](Unary* r, const domain::Caller& caller) {
     svc_.reviews.Wait(req->id(), req->timeout_ms(), [this, r, resp](StatusOr<service::ReviewView> v) {
       if (!v.ok()) return r->Finish(ToGrpc(v.status()));
       ToProto(v.value(), resp);
@@ -66,7 +66,7 @@ Unary* ConclaveService::WaitReview(CTX* ctx, const v1::WaitReviewRequest* req, v
 }
 
 Unary* ConclaveService::Regate(CTX* ctx, const v1::RegateRequest* req, v1::Review* resp) {
-  return OnLoop(ctx, domain::Rpc::kRegate, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kRegate, [this, req, resp](Unary* r, const domain::Caller& caller) {
     service::RegateInput in;
     in.artifact = req->artifact();
     in.retry_absent = req->retry_absent();
@@ -76,7 +76,7 @@ Unary* ConclaveService::Regate(CTX* ctx, const v1::RegateRequest* req, v1::Revie
 }
 
 Unary* ConclaveService::Report(CTX* ctx, const v1::ReportRequest* req, v1::ReportReply* resp) {
-  return OnLoop(ctx, domain::Rpc::kReport, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kReport, [this, req, resp](Unary* r, const domain::Caller& caller) {
     auto report = svc_.reviews.Report(req->since_unix_ms());
     for (const auto& p : report.profiles) {
       auto* out = resp->add_profiles();
@@ -106,8 +106,8 @@ Unary* ConclaveService::Report(CTX* ctx, const v1::ReportRequest* req, v1::Repor
   });
 }
 
-Unary* ConclaveService::Doctor(CTX* ctx, const v1::DoctorRequest*, v1::DoctorReply* resp) {
-  return OnLoop(ctx, domain::Rpc::kDoctor, [this, resp](Unary* r, const domain::Caller& caller) {
+Unary* ConclaveService::Doctor(CTX* ctx, const v1::DoctorRequest* req, v1::DoctorReply* resp) {
+  return OnLoop(ctx, *req, domain::Rpc::kDoctor, [this, resp](Unary* r, const domain::Caller& caller) {
     for (const auto& e : svc_.ProfileErrors()) {
       auto* out = resp->add_errors();
       out->set_file(e.file);

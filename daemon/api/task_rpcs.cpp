@@ -16,9 +16,9 @@ std::function<void(StatusOr<Rec>)> Into(grpc::ServerUnaryReactor* r, Proto* resp
 }
 }  // namespace
 
-Unary* ConclaveService::ListProfiles(CTX* ctx, const v1::ListProfilesRequest*,
+Unary* ConclaveService::ListProfiles(CTX* ctx, const v1::ListProfilesRequest* req,
                                      v1::ListProfilesReply* resp) {
-  return OnLoop(ctx, domain::Rpc::kListProfiles, [this, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kListProfiles, [this, resp](Unary* r, const domain::Caller& caller) {
     for (const auto& p : svc_.Profiles()) ToProto(p, resp->add_profiles());
     for (const auto& e : svc_.ProfileErrors()) {
       auto* out = resp->add_errors();
@@ -32,7 +32,7 @@ Unary* ConclaveService::ListProfiles(CTX* ctx, const v1::ListProfilesRequest*,
 
 Unary* ConclaveService::CreateTerminal(CTX* ctx, const v1::CreateTerminalRequest* req,
                                        v1::Terminal* resp) {
-  return OnLoop(ctx, domain::Rpc::kCreateTerminal, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kCreateTerminal, [this, req, resp](Unary* r, const domain::Caller& caller) {
     svc_.terminals.Create(req->profile(), req->handle(), req->cwd(), req->exclusive(),
                           Into<service::TerminalView, v1::Terminal>(
                               r, resp, [](const auto& t, auto* p) { ToProto(t, p); }));
@@ -41,7 +41,7 @@ Unary* ConclaveService::CreateTerminal(CTX* ctx, const v1::CreateTerminalRequest
 
 Unary* ConclaveService::ListTerminals(CTX* ctx, const v1::ListTerminalsRequest* req,
                                       v1::ListTerminalsReply* resp) {
-  return OnLoop(ctx, domain::Rpc::kListTerminals, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kListTerminals, [this, req, resp](Unary* r, const domain::Caller& caller) {
     for (const auto& t : svc_.terminals.List(req->include_closed())) ToProto(t, resp->add_terminals());
     FinishAfterCommit(r, Status::Ok());
   });
@@ -49,7 +49,7 @@ Unary* ConclaveService::ListTerminals(CTX* ctx, const v1::ListTerminalsRequest* 
 
 Unary* ConclaveService::GetTerminal(CTX* ctx, const v1::GetTerminalRequest* req,
                                     v1::Terminal* resp) {
-  return OnLoop(ctx, domain::Rpc::kGetTerminal, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kGetTerminal, [this, req, resp](Unary* r, const domain::Caller& caller) {
     auto t = svc_.terminals.Get(req->handle());
     if (!t.ok()) return r->Finish(ToGrpc(t.status()));
     ToProto(t.value(), resp);
@@ -59,7 +59,7 @@ Unary* ConclaveService::GetTerminal(CTX* ctx, const v1::GetTerminalRequest* req,
 
 Unary* ConclaveService::CloseTerminal(CTX* ctx, const v1::CloseTerminalRequest* req,
                                       v1::Terminal* resp) {
-  return OnLoop(ctx, domain::Rpc::kCloseTerminal, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kCloseTerminal, [this, req, resp](Unary* r, const domain::Caller& caller) {
     svc_.terminals.Close(req->handle(), req->force(),
                          Into<service::TerminalView, v1::Terminal>(
                              r, resp, [](const auto& t, auto* p) { ToProto(t, p); }));
@@ -68,7 +68,7 @@ Unary* ConclaveService::CloseTerminal(CTX* ctx, const v1::CloseTerminalRequest* 
 
 Unary* ConclaveService::ReadTranscript(CTX* ctx, const v1::ReadTranscriptRequest* req,
                                        v1::TranscriptChunk* resp) {
-  return OnLoop(ctx, domain::Rpc::kReadTranscript, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kReadTranscript, [this, req, resp](Unary* r, const domain::Caller& caller) {
     auto t = svc_.terminals.ReadTranscript(req->handle(), req->dispatch_id(), req->cursor(),
                                        req->max_bytes());
     if (!t.ok()) return r->Finish(ToGrpc(t.status()));
@@ -82,7 +82,7 @@ Unary* ConclaveService::ReadTranscript(CTX* ctx, const v1::ReadTranscriptRequest
 
 Unary* ConclaveService::CreateTask(CTX* ctx, const v1::CreateTaskRequest* req,
                                    v1::CreateTaskReply* resp) {
-  return OnLoop(ctx, domain::Rpc::kCreateTask, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kCreateTask, [this, req, resp](Unary* r, const domain::Caller& caller) {
     service::CreateTaskInput in;
     in.task.brief = req->brief();
     in.task.title = req->title();
@@ -107,7 +107,7 @@ Unary* ConclaveService::CreateTask(CTX* ctx, const v1::CreateTaskRequest* req,
 
 Unary* ConclaveService::ListTasks(CTX* ctx, const v1::ListTasksRequest* req,
                                   v1::ListTasksReply* resp) {
-  return OnLoop(ctx, domain::Rpc::kListTasks, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kListTasks, [this, req, resp](Unary* r, const domain::Caller& caller) {
     std::optional<domain::TaskState> status;
     if (!req->status().empty()) {
       status = domain::ParseTaskState(req->status());
@@ -122,7 +122,7 @@ Unary* ConclaveService::ListTasks(CTX* ctx, const v1::ListTasksRequest* req,
 }
 
 Unary* ConclaveService::GetTask(CTX* ctx, const v1::GetTaskRequest* req, v1::TaskDetail* resp) {
-  return OnLoop(ctx, domain::Rpc::kGetTask, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kGetTask, [this, req, resp](Unary* r, const domain::Caller& caller) {
     auto d = svc_.tasks.GetFor(caller, req->id());
     if (!d.ok()) return r->Finish(ToGrpc(d.status()));
     ToProto(d->task, resp->mutable_task());
@@ -134,7 +134,7 @@ Unary* ConclaveService::GetTask(CTX* ctx, const v1::GetTaskRequest* req, v1::Tas
 }
 
 Unary* ConclaveService::UpdateTask(CTX* ctx, const v1::UpdateTaskRequest* req, v1::Task* resp) {
-  return OnLoop(ctx, domain::Rpc::kUpdateTask, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kUpdateTask, [this, req, resp](Unary* r, const domain::Caller& caller) {
     service::TaskUpdateInput in;
     in.id = req->id();
     if (req->has_title()) in.title = req->title();
@@ -150,7 +150,7 @@ Unary* ConclaveService::UpdateTask(CTX* ctx, const v1::UpdateTaskRequest* req, v
 }
 
 Unary* ConclaveService::CancelTask(CTX* ctx, const v1::CancelTaskRequest* req, v1::Task* resp) {
-  return OnLoop(ctx, domain::Rpc::kCancelTask, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kCancelTask, [this, req, resp](Unary* r, const domain::Caller& caller) {
     svc_.tasks.Cancel(req->id(), req->reason(),
                       Into<service::TaskView, v1::Task>(
                           r, resp, [](const auto& t, auto* p) { ToProto(t, p); }));
@@ -159,7 +159,7 @@ Unary* ConclaveService::CancelTask(CTX* ctx, const v1::CancelTaskRequest* req, v
 
 Unary* ConclaveService::Dispatch(CTX* ctx, const v1::DispatchRequest* req,
                                  v1::DispatchInfo* resp) {
-  return OnLoop(ctx, domain::Rpc::kDispatch, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kDispatch, [this, req, resp](Unary* r, const domain::Caller& caller) {
     service::DispatchInput in;
     in.task_id = req->task_id();
     in.to = req->to();
@@ -172,7 +172,7 @@ Unary* ConclaveService::Dispatch(CTX* ctx, const v1::DispatchRequest* req,
 }
 
 Unary* ConclaveService::CreateGate(CTX* ctx, const v1::CreateGateRequest* req, v1::Gate* resp) {
-  return OnLoop(ctx, domain::Rpc::kCreateGate, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kCreateGate, [this, req, resp](Unary* r, const domain::Caller& caller) {
     std::vector<std::string> options(req->options().begin(), req->options().end());
     svc_.gates.Create(req->task_id(), req->question(), options, 0,
                           Into<domain::Gate, v1::Gate>(
@@ -181,7 +181,7 @@ Unary* ConclaveService::CreateGate(CTX* ctx, const v1::CreateGateRequest* req, v
 }
 
 Unary* ConclaveService::ResolveGate(CTX* ctx, const v1::ResolveGateRequest* req, v1::Gate* resp) {
-  return OnLoop(ctx, domain::Rpc::kResolveGate, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kResolveGate, [this, req, resp](Unary* r, const domain::Caller& caller) {
     // Who decides: the kernel's view of the peer; the client's own statement only when the
     // daemon has none (a loopback TCP caller).
     domain::CallerIdentity claimed;
@@ -197,7 +197,7 @@ Unary* ConclaveService::ResolveGate(CTX* ctx, const v1::ResolveGateRequest* req,
 
 Unary* ConclaveService::ListGates(CTX* ctx, const v1::ListGatesRequest* req,
                                   v1::ListGatesReply* resp) {
-  return OnLoop(ctx, domain::Rpc::kListGates, [this, req, resp](Unary* r, const domain::Caller& caller) {
+  return OnLoop(ctx, *req, domain::Rpc::kListGates, [this, req, resp](Unary* r, const domain::Caller& caller) {
     for (const auto& g : svc_.gates.List(req->open_only(), req->task_id())) {
       ToProto(g, resp->add_gates());
     }

@@ -108,7 +108,7 @@ grpc::ServerWriteReactor<v1::TranscriptChunk>* ConclaveService::FollowTranscript
     CTX* ctx, const v1::FollowTranscriptRequest* req) {
   auto* r = new FollowReactor(io_, svc_, req);
   service::PeerInfo peer;
-  if (grpc::Status admit = Identify(ctx, &peer); !admit.ok()) {
+  if (grpc::Status admit = Identify(ctx, *req, &peer); !admit.ok()) {
     r->Refuse(admit);
     return r;
   }

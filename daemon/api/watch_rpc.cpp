@@ -174,7 +174,7 @@ grpc::ServerWriteReactor<v1::Message>* ConclaveService::Watch(CTX* ctx,
                                                              const v1::WatchRequest* req) {
   auto* r = new WatchReactor(io_, svc_, req);
   service::PeerInfo peer;
-  if (grpc::Status admit = Identify(ctx, &peer); !admit.ok()) {
+  if (grpc::Status admit = Identify(ctx, *req, &peer); !admit.ok()) {
     r->End(admit);
     return r;
   }

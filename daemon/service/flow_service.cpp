@@ -66,7 +66,7 @@ Status FlowService::Validate(StartFlowInput& in) {
   }
   if (in.review_mode.empty()) in.review_mode = core_.config.review.default_mode;
   if (!domain::ParseReviewMode(in.review_mode)) {
-    return InvalidArgument("review: '" + in.review_mode +
+    return InvalidArgument("review_mode: '" + in.review_mode +
                            "' is not one of mechanical, simple, ordinary, strong, debate");
   }
   for (const auto& r : in.reviewers) {

@@ -1,0 +1,161 @@
+#include "api/request_checks.h"
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+
+#include "common/utf8.h"
+
+namespace conclave::api {
+
+namespace pb = google::protobuf;
+
+namespace {
+
+constexpr int kMaxRepeated = 1000;
+constexpr int kMaxJsonDepth = 64;
+constexpr int64_t kMaxInt64 = (int64_t{1} << 53) - 1;  // exact in JSON and JavaScript
+constexpr size_t kDefaultStringBytes = 4096;
+
+size_t StringLimit(const pb::FieldDescriptor* f) {
+  static const std::map<std::string, size_t> kLimits = {
+      {"brief", 1 << 20},       {"body", 1 << 20},         {"artifact", 4 << 20},
+      {"payload_json", 256 << 10}, {"hypothesis", 64 << 10}, {"scope", 64 << 10},
+      {"validation", 64 << 10}, {"question", 64 << 10},    {"reason", 64 << 10},
+      {"decision", 64 << 10},   {"verify", 64 << 10},      {"subject", 1024},
+      {"title", 512},           {"idempotency_key", 256},
+  };
+  auto it = kLimits.find(f->name());
+  return it != kLimits.end() ? it->second : kDefaultStringBytes;
+}
+
+int64_t IntMax(const pb::FieldDescriptor* f) {
+  static const std::map<std::string, int64_t> kCaps = {
+      {"limit", 10000},         {"auto_retry", 20},           {"cap", 10},
+      {"max_fix_rounds", 20},   {"timeout_s", 30 * 24 * 3600}, {"max_bytes", 4 << 20},
+      {"max_chunk_bytes", 1 << 20},
+  };
+  auto it = kCaps.find(f->name());
+  if (it != kCaps.end()) return it->second;
+  return f->cpp_type() == pb::FieldDescriptor::CPPTYPE_INT32 ? INT32_MAX : kMaxInt64;
+}
+
+// Fields where -1 is a documented value ("-1 = the configured default").
+bool MinusOneAllowed(const pb::FieldDescriptor* f) { return f->name() == "cap"; }
+
+// Deepest nesting of arrays and objects in a JSON text, outside strings (no parse: a
+// deliberately deep document must not reach a recursive parser or printer).
+int JsonDepth(std::string_view text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
+    else if (c == ']' || c == '}') --depth;
+  }
+  return deepest;
+}
+
+bool EndsWith(const std::string& s, std::string_view tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+Status CheckString(const pb::FieldDescriptor* f, const std::string& v) {
+  const std::string& name = f->name();
+  if (f->type() == pb::FieldDescriptor::TYPE_STRING) {
+    if (v.find(kInvalidUtf8Marker) != std::string::npos || ValidUtf8(v) != v) {
+      return InvalidArgument(name + ": not valid UTF-8");
+    }
+  }
+  const size_t limit = StringLimit(f);
+  if (v.size() > limit) {
+    return InvalidArgument(name + ": " + std::to_string(v.size()) +
+                           " bytes exceeds the limit of " + std::to_string(limit));
+  }
+  if (EndsWith(name, "_json") && JsonDepth(v) > kMaxJsonDepth) {
+    return InvalidArgument(name + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                           " levels");
+  }
+  return Status::Ok();
+}
+
+Status CheckInt(const pb::FieldDescriptor* f, int64_t v) {
+  const std::string& name = f->name();
+  if (v < 0 && !(v == -1 && MinusOneAllowed(f))) {
+    return InvalidArgument(name + ": " + std::to_string(v) + " is negative");
+  }
+  const int64_t max = IntMax(f);
+  if (v > max) {
+    return InvalidArgument(name + ": " + std::to_string(v) + " is above the most allowed, " +
+                           std::to_string(max));
+  }
+  return Status::Ok();
+}
+
+Status CheckDouble(const pb::FieldDescriptor* f, double v) {
+  if (!std::isfinite(v)) return InvalidArgument(f->name() + ": not a finite number");
+  if (v < 0) return InvalidArgument(f->name() + ": " + std::to_string(v) + " is negative");
+  return Status::Ok();
+}
+
+Status CheckField(const pb::Message& m, const pb::FieldDescriptor* f, int i) {
+  const pb::Reflection* r = m.GetReflection();
+  const bool rep = f->is_repeated();
+  switch (f->cpp_type()) {
+    case pb::FieldDescriptor::CPPTYPE_STRING: {
+      std::string scratch;
+      const std::string& v = rep ? r->GetRepeatedStringReference(m, f, i, &scratch)
+                                 : r->GetStringReference(m, f, &scratch);
+      return CheckString(f, v);
+    }
+    case pb::FieldDescriptor::CPPTYPE_INT32:
+      return CheckInt(f, rep ? r->GetRepeatedInt32(m, f, i) : r->GetInt32(m, f));
+    case pb::FieldDescriptor::CPPTYPE_INT64:
+      return CheckInt(f, rep ? r->GetRepeatedInt64(m, f, i) : r->GetInt64(m, f));
+    case pb::FieldDescriptor::CPPTYPE_DOUBLE:
+      return CheckDouble(f, rep ? r->GetRepeatedDouble(m, f, i) : r->GetDouble(m, f));
+    case pb::FieldDescriptor::CPPTYPE_MESSAGE:
+      return CheckRequest(rep ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f));
+    default:
+      return Status::Ok();
+  }
+}
+
+}  // namespace
+
+Status CheckRequest(const pb::Message& req) {
+  const pb::Descriptor* d = req.GetDescriptor();
+  const pb::Reflection* r = req.GetReflection();
+  for (int k = 0; k < d->field_count(); ++k) {
+    const pb::FieldDescriptor* f = d->field(k);
+    if (f->is_repeated()) {
+      const int n = r->FieldSize(req, f);
+      if (n > kMaxRepeated) {
+        return InvalidArgument(f->name() + ": " + std::to_string(n) + " entries, at most " +
+                               std::to_string(kMaxRepeated));
+      }
+      for (int i = 0; i < n; ++i) {
+        if (Status s = CheckField(req, f, i); !s.ok()) return s;
+      }
+    } else if (!f->has_presence() || r->HasField(req, f)) {
+      if (Status s = CheckField(req, f, 0); !s.ok()) return s;
+    }
+  }
+  return Status::Ok();
+}
+
+std::string CapStatusMessage(std::string message) {
+  constexpr size_t kMax = 1024;
+  if (message.size() <= kMax) return message;
+  std::string out = Utf8Prefix(message, kMax);
+  out += "… (" + std::to_string(message.size()) + " bytes)";
+  return out;
+}
+
+}  // namespace conclave::api
