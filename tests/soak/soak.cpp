@@ -7,7 +7,9 @@
 // daemon's recovery and none is left at the end, and the daemon's RSS after the run against
 // a fresh start (each after --final-s seconds of the load). Prints its figures; exits 1 on any problem.
 //
-//   soak [--kills N] [--seed S] [--clients C] [--final-s S] [--daemon PATH] [--keep]
+//   soak [--kills N] [--seed S] [--clients C] [--final-s S] [--pace-ms MS] [--daemon PATH]
+//        [--keep]            --pace-ms: each client idles between calls (long runs: keeps
+//                            the database, and so each integrity_check, to a size)
 //   soak --mixed-s S ...   no kills: S seconds of load sampled every second; 0 errors, RSS
 //                          flat (first vs last minute within 5%), no fd growth
 #include <signal.h>
@@ -36,6 +38,7 @@ struct Options {
   int clients = 16;
   int final_s = 10;
   int mixed_s = 0;
+  int pace_ms = 0;
   bool keep = false;
   std::string daemon = CONCLAVED_BIN;
 };
@@ -57,6 +60,7 @@ Options Parse(int argc, char** argv) {
     else if (a == "--clients") o.clients = std::stoi(next());
     else if (a == "--final-s") o.final_s = std::stoi(next());
     else if (a == "--mixed-s") o.mixed_s = std::stoi(next());
+    else if (a == "--pace-ms") o.pace_ms = std::stoi(next());
     else if (a == "--daemon") o.daemon = next();
     else if (a == "--keep") o.keep = true;
     else {
@@ -130,6 +134,7 @@ int main(int argc, char** argv) {
   cfg.pid_dir = dir + "/pids";
   cfg.clients = o.clients;
   cfg.seed = o.seed;
+  cfg.pace_ms = o.pace_ms;
   soak::Load load(cfg, gate, ledger);
   if (!load.Prepare()) return 1;
   load.Start();

@@ -129,6 +129,7 @@ void Load::Client(int index) {
   int64_t cursor = 0;
   while (!quiesce_ && gate_.WaitUp()) {
     if (quiesce_) break;
+    if (cfg_.pace_ms > 0) bench::IdleFor(std::chrono::milliseconds(cfg_.pace_ms));
     const int dice = static_cast<int>(rng() % 100);
     const std::string token = "c" + std::to_string(index) + "-" + std::to_string(++n) + "-s" +
                               std::to_string(cfg_.seed);

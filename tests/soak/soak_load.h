@@ -57,6 +57,7 @@ struct LoadConfig {
   int clients = 16;
   size_t max_outstanding = 8;  // dispatched tasks not ended yet, over all clients
   int terminals = 4;
+  int pace_ms = 0;  // each client idles this long between calls (0: as fast as answered)
   uint64_t seed = 1;
 };
 
