@@ -4,11 +4,15 @@
 #include <cstdint>
 #include <map>
 
+#include "../../proto/lenient/lenient_parse.h"
 #include "common/utf8.h"
 
 namespace conclave::api {
 
 namespace pb = google::protobuf;
+
+static_assert(std::string_view(proto::kInvalidUtf8Marker) == kInvalidUtf8Marker,
+              "the lenient parser and the checks must agree on the marker");
 
 namespace {
 
@@ -68,10 +72,10 @@ bool EndsWith(const std::string& s, std::string_view tail) {
 
 Status CheckString(const pb::FieldDescriptor* f, const std::string& v) {
   const std::string& name = f->name();
-  if (f->type() == pb::FieldDescriptor::TYPE_STRING) {
-    if (v.find(kInvalidUtf8Marker) != std::string::npos || ValidUtf8(v) != v) {
-      return InvalidArgument(name + ": not valid UTF-8");
-    }
+  // A request that parsed has valid UTF-8 in every string field (protobuf refuses anything
+  // else for proto3 strings); a field that had none holds exactly the marker (proto/lenient).
+  if (f->type() == pb::FieldDescriptor::TYPE_STRING && v == kInvalidUtf8Marker) {
+    return InvalidArgument(name + ": not valid UTF-8");
   }
   const size_t limit = StringLimit(f);
   if (v.size() > limit) {

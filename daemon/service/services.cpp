@@ -1,5 +1,6 @@
 #include "service/services.h"
 
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include "store/migrations.h"
@@ -82,6 +83,7 @@ std::map<std::string, int64_t> Services::Counts() {
   c["profiles"] = static_cast<int64_t>(core.profiles.profiles.size());
   c["commits"] = core.batcher.commits();
   c["wal_checkpoints"] = core.db.checkpoints();
+  c["sqlite_memory_bytes"] = sqlite3_memory_used();
   return c;
 }
 
