@@ -6,6 +6,7 @@
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 
+#include "../../proto/lenient/lenient_parse.h"  // first: the handlers parse leniently
 #include "conclave/v1/conclave.grpc.pb.h"
 #include "api/peer_table.h"
 #include "domain/caller.h"

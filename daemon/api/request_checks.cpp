@@ -16,7 +16,7 @@ static_assert(std::string_view(proto::kInvalidUtf8Marker) == kInvalidUtf8Marker,
 
 namespace {
 
-constexpr int kMaxRepeated = 1000;
+constexpr int kMaxRepeated = 10000;
 constexpr int kMaxJsonDepth = 64;
 constexpr int64_t kMaxInt64 = (int64_t{1} << 53) - 1;  // exact in JSON and JavaScript
 constexpr size_t kDefaultStringBytes = 4096;
@@ -44,8 +44,12 @@ int64_t IntMax(const pb::FieldDescriptor* f) {
   return f->cpp_type() == pb::FieldDescriptor::CPPTYPE_INT32 ? INT32_MAX : kMaxInt64;
 }
 
-// Fields where -1 is a documented value ("-1 = the configured default").
-bool MinusOneAllowed(const pb::FieldDescriptor* f) { return f->name() == "cap"; }
+// Fields where -1 is a documented value ("-1 = the configured default", "-1 = 2").
+bool MinusOneAllowed(const pb::FieldDescriptor* f) {
+  const std::string& n = f->full_name();
+  return n == "conclave.v1.StartReviewRequest.cap" || n == "conclave.v1.FlowStartRequest.cap" ||
+         n == "conclave.v1.FlowStartRequest.max_fix_rounds";
+}
 
 // Deepest nesting of arrays and objects in a JSON text, outside strings (no parse: a
 // deliberately deep document must not reach a recursive parser or printer).

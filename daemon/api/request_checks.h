@@ -4,7 +4,7 @@
 // hypotheses, questions and reasons, 4 KiB for names, paths and the rest), JSON fields are
 // nested at most 64 deep; numbers are not negative (but a documented -1) and within their
 // field's cap (limit 10000, timeout_s 30 days, cap 10, ..., nothing beyond 2^53); doubles are
-// finite and >= 0; a repeated field has at most 1000 entries. The error is INVALID_ARGUMENT
+// finite and >= 0; a repeated field has at most 10000 entries. The error is INVALID_ARGUMENT
 // naming the field. Pure; any thread.
 #pragma once
 

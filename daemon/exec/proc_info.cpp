@@ -153,6 +153,20 @@ bool ReadEnviron(pid_t pid, std::unordered_set<std::string>* out) {
 }
 }  // namespace
 
+std::map<std::string, std::string> ReadEnvValues(pid_t pid, const std::vector<std::string>& names) {
+  std::map<std::string, std::string> out;
+  std::unordered_set<std::string> env;
+  if (!ReadEnviron(pid, &env)) return out;
+  for (const auto& e : env) {
+    for (const auto& name : names) {
+      if (e.size() > name.size() && e[name.size()] == '=' && e.compare(0, name.size(), name) == 0) {
+        out[name] = e.substr(name.size() + 1);
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<ProcStat> FindProcessesWithEnv(const std::vector<std::string>& entries,
                                            const std::vector<std::string>& names) {
   std::vector<ProcStat> found;

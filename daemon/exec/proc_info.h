@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,6 +57,9 @@ Ancestry ReadAncestry(pid_t pid, pid_t ancestor);
 // besides, a variable of each of `names` (any value). Unreadable processes are skipped.
 std::vector<ProcStat> FindProcessesWithEnv(const std::vector<std::string>& entries,
                                            const std::vector<std::string>& names = {});
+
+// The values of these variables in pid's initial environment (missing ones absent).
+std::map<std::string, std::string> ReadEnvValues(pid_t pid, const std::vector<std::string>& names);
 
 // /proc/<pid>/exe ("" when unreadable).
 std::string ReadProcExe(pid_t pid);

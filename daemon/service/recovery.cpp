@@ -3,13 +3,16 @@
 #include <signal.h>
 
 #include <boost/asio/post.hpp>
+#include <charconv>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <set>
 #include <thread>
 
 #include "domain/crash_loop.h"
 #include "exec/capped_log.h"
+#include "common/hash.h"
 #include "exec/proc_info.h"
 #include "exec/run_tree.h"
 #include "exec/spawn_journal.h"
@@ -29,15 +32,10 @@ void Recovery::StopSurvivors(const std::vector<domain::Dispatch>& running) {
       groups.push_back(d.pid);
     }
   }
-  // Everything else an earlier run of this daemon started, whatever became of its dispatch:
-  // this daemon has no worker yet, so every process that started with this socket and a
-  // dispatch's id and token in its environment (and its descendants) is a leftover — a worker
-  // whose pid reached neither the journal nor the store, a setsid escapee, one whose finished
-  // dispatch's sweep the crash cut short. A user's shell with CONCLAVE_SOCKET set is not one.
-  exec::RunMarks leftovers;
-  leftovers.env = {"CONCLAVE_SOCKET=" + core_.SocketPath()};
-  leftovers.env_names = {"CONCLAVE_DISPATCH_ID", "CONCLAVE_DISPATCH_TOKEN"};
-  const std::vector<exec::ProcStat> procs = exec::FindRunProcesses(leftovers);
+  // Everything else an earlier run of this daemon started, whatever became of its dispatch
+  // (a worker whose pid reached neither the journal nor the store, a setsid escapee, one
+  // whose finished dispatch's sweep the crash cut short), with its descendants.
+  std::vector<exec::ProcStat> procs = FindLeftovers();
   for (const auto& p : procs) {
     spdlog::info("recovery: stopping leftover worker process {} (group {})", p.pid, p.pgid);
   }
@@ -56,6 +54,35 @@ void Recovery::StopSurvivors(const std::vector<domain::Dispatch>& running) {
   }
   for (pid_t p : groups) exec::SignalGroup(p, SIGKILL);
   exec::SignalProcesses(procs, SIGKILL);  // start times checked: never a recycled pid
+  // What they forked during the grace.
+  exec::SignalProcesses(FindLeftovers(), SIGKILL);
+}
+
+std::vector<exec::ProcStat> Recovery::FindLeftovers() {
+  // This daemon has no worker yet: a process that started with this socket and a dispatch's
+  // id and token is a leftover of an earlier run when the token is that dispatch's in this
+  // store. Another daemon's workers (the socket path does not depend on the state directory)
+  // and a user's shell with CONCLAVE_SOCKET set are not.
+  std::vector<exec::ProcStat> out;
+  std::set<pid_t> seen;
+  for (const auto& p : exec::FindProcessesWithEnv({"CONCLAVE_SOCKET=" + core_.SocketPath()},
+                                                  {"CONCLAVE_DISPATCH_ID",
+                                                   "CONCLAVE_DISPATCH_TOKEN"})) {
+    auto env = exec::ReadEnvValues(p.pid, {"CONCLAVE_DISPATCH_ID", "CONCLAVE_DISPATCH_TOKEN"});
+    int64_t id = 0;
+    const std::string& id_text = env["CONCLAVE_DISPATCH_ID"];
+    auto [end, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
+    if (ec != std::errc() || end != id_text.data() + id_text.size()) continue;
+    auto d = core_.dispatches.Get(id);
+    if (!d || d->token.empty() || d->token != Sha256Hex(env["CONCLAVE_DISPATCH_TOKEN"])) continue;
+    exec::RunMarks marks;  // it and its descendants
+    marks.leader = p.pid;
+    marks.leader_start = p.start_time;
+    for (const auto& q : exec::FindRunProcesses(marks)) {
+      if (seen.insert(q.pid).second) out.push_back(q);
+    }
+  }
+  return out;
 }
 
 void Recovery::Requeue(domain::Dispatch d) {

@@ -10,6 +10,7 @@
 // calls.
 #pragma once
 
+#include "exec/proc_info.h"
 #include "service/core.h"
 #include "service/dispatch_scheduler.h"
 #include "service/task_service.h"
@@ -27,6 +28,9 @@ class Recovery {
 
  private:
   void StopSurvivors(const std::vector<domain::Dispatch>& running);
+  // Processes an earlier run of this daemon started for this store's dispatches (their
+  // environment's dispatch id and token check out), with their descendants.
+  std::vector<exec::ProcStat> FindLeftovers();
   void Requeue(domain::Dispatch d);
   void FailCrashLoop(domain::Dispatch d);
   void FreeTerminal(const domain::Dispatch& d);

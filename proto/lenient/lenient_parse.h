@@ -8,6 +8,12 @@
 // the specialisations below are the ones the generated service handlers use.
 #pragma once
 
+// The generated service header instantiates the handlers: seen before this one, they would
+// use the strict parse, and the linker could keep that copy for the whole daemon.
+#ifdef GRPC_conclave_2fv1_2fconclave_2eproto__INCLUDED
+#error "include proto/lenient/lenient_parse.h before conclave/v1/conclave.grpc.pb.h"
+#endif
+
 #include <grpcpp/impl/codegen/proto_utils.h>
 
 #include "conclave/v1/conclave.pb.h"

@@ -5,7 +5,9 @@
 // repository instead of restarting.
 // Real daemon, real fake-worker processes, the real database file (read and edited only while
 // the daemon is dead).
+#include <spawn.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -100,6 +102,18 @@ int Exec(const DaemonFixture& d, const std::string& sql) {
   return changed;
 }
 
+// A child with exactly this environment (posix_spawn); the caller reaps it.
+pid_t SpawnWithEnv(std::vector<std::string> argv, std::vector<std::string> env) {
+  std::vector<char*> av, ev;
+  for (auto& a : argv) av.push_back(a.data());
+  av.push_back(nullptr);
+  for (auto& e : env) ev.push_back(e.data());
+  ev.push_back(nullptr);
+  pid_t pid = -1;
+  REQUIRE(posix_spawn(&pid, av[0], nullptr, nullptr, av.data(), ev.data()) == 0);
+  return pid;
+}
+
 int Count(const std::string& file) {
   int n = 0;
   std::ifstream(file) >> n;
@@ -151,8 +165,16 @@ TEST_CASE("a killed daemon's setsid escapee is stopped by the next daemon's reco
   CHECK(Exec(d, "UPDATE tasks SET status = 'completed' WHERE id = " + id) == 1);
   REQUIRE(!ProcessGone(escapee));
   REQUIRE(!ProcessGone(worker));
+  // Not this store's: the same socket, dispatch id and variables, another token (another
+  // daemon's worker: the default socket path does not depend on the state directory).
+  pid_t foreign = SpawnWithEnv({"/bin/sleep", "600"},
+                               {"CONCLAVE_SOCKET=" + d.socket(), "CONCLAVE_DISPATCH_ID=1",
+                                "CONCLAVE_DISPATCH_TOKEN=not-this-stores"});
   d.Start();  // recovery runs before the daemon answers
   CHECK(WaitFor([&] { return ProcessGone(escapee) && ProcessGone(worker); }, 10s));
+  CHECK(!ProcessGone(foreign));  // stopped in the same pass as the others, had it been
+  kill(foreign, SIGKILL);
+  waitpid(foreign, nullptr, 0);
   CHECK(d.daemon_log().find("stopping leftover worker process " + std::to_string(escapee)) !=
         std::string::npos);
 }

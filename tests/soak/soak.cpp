@@ -260,7 +260,7 @@ int main(int argc, char** argv) {
                 *std::max_element(f1.begin(), f1.end()));
     if (errors > 0) problems.push_back(std::to_string(errors) + " RPCs failed under mixed load");
     if (own_samples.size() != rss_samples.size()) problems.push_back("GetStatus failed");
-    if (std::abs(own_growth) > 5) {
+    if (own_growth > 5) {
       problems.push_back("the daemon's own memory (RSS less SQLite's) is not flat");
     }
     if (Median(f1) > Median(f0) + 4) problems.push_back("file descriptors grew under mixed load");

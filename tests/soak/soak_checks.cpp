@@ -45,11 +45,13 @@ std::string Text(sqlite3_stmt* st, int col) {
 void StoreCheck::Run(Ledger& ledger, bool all_ended, std::vector<std::string>& problems) {
   Db db;
   // Read-write open (not read-only): a WAL database left by a killed daemon needs its -shm
-  // rebuilt, which a read-only connection may not do. Nothing is written.
+  // rebuilt, which a read-only connection may not do. Nothing is written, and closing must not
+  // checkpoint: the next daemon has to start on the WAL the crash left, as it would for real.
   if (sqlite3_open_v2(db_path_.c_str(), &db.db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
     problems.push_back("cannot open " + db_path_);
     return;
   }
+  sqlite3_db_config(db.db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
   sqlite3_busy_timeout(db.db, 5000);
   std::string integrity;
   std::string err = Query(db.db, "PRAGMA integrity_check", [&](sqlite3_stmt* st) {
@@ -112,6 +114,20 @@ void StoreCheck::Run(Ledger& ledger, bool all_ended, std::vector<std::string>& p
   }
 }
 
+int64_t StartTime(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return 0;
+  size_t close = line.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(line.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i) {
+    if (i == 22) return std::stoll(field);
+  }
+  return 0;
+}
+
 std::vector<WorkerPid> ReadPidFiles(const std::string& dir) {
   std::vector<WorkerPid> out;
   DIR* d = opendir(dir.c_str());
@@ -122,14 +138,15 @@ std::vector<WorkerPid> ReadPidFiles(const std::string& dir) {
     std::ifstream in(dir + "/" + name);  // one pid per line: every attempt of the task
     pid_t pid = 0;
     while (in >> pid) {
-      if (pid > 0) out.push_back({name, pid});
+      // With the start time of the process alive now (0: gone): a pid recycled later is not it.
+      if (pid > 0) out.push_back({name, pid, StartTime(pid)});
     }
   }
   closedir(d);
   return out;
 }
 
-bool IsLiveWorker(pid_t pid) {
+bool IsLiveWorker(pid_t pid, int64_t start_time) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string line;
   if (!std::getline(stat, line)) return false;
@@ -137,6 +154,7 @@ bool IsLiveWorker(pid_t pid) {
   if (close == std::string::npos || close + 2 >= line.size()) return false;
   char state = line[close + 2];
   if (state == 'Z' || state == 'X') return false;
+  if (start_time == 0 || StartTime(pid) != start_time) return false;
   std::ifstream cmd("/proc/" + std::to_string(pid) + "/cmdline");
   std::stringstream ss;
   ss << cmd.rdbuf();
@@ -148,7 +166,7 @@ std::vector<WorkerPid> Survivors(const std::vector<WorkerPid>& pids,
   const auto deadline = std::chrono::steady_clock::now() + within;
   std::vector<WorkerPid> out;
   for (const auto& w : pids) {
-    if (!IsLiveWorker(w.pid)) continue;
+    if (!IsLiveWorker(w.pid, w.start_time)) continue;
     int fd = static_cast<int>(syscall(SYS_pidfd_open, w.pid, 0));
     if (fd < 0) continue;  // gone
     // Readable once the process exits (a zombie counts as exited).
@@ -158,7 +176,7 @@ std::vector<WorkerPid> Survivors(const std::vector<WorkerPid>& pids,
       pollfd p{fd, POLLIN, 0};
       int rc = poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
       if (rc < 0 && errno == EINTR) continue;
-      if (rc == 0 && IsLiveWorker(w.pid)) out.push_back(w);
+      if (rc == 0 && IsLiveWorker(w.pid, w.start_time)) out.push_back(w);
       break;
     }
     close(fd);

@@ -37,10 +37,14 @@ class StoreCheck {
 struct WorkerPid {
   std::string file;  // w-<token> (the worker), g-<token> (grandchild), e-<token> (escapee)
   pid_t pid = 0;
+  int64_t start_time = 0;  // /proc/<pid>/stat field 22 when read, 0 when it was gone
 };
+// /proc/<pid>/stat field 22 (0 when gone).
+int64_t StartTime(pid_t pid);
+// Every pid the fake workers wrote, with the start time of those alive now.
 std::vector<WorkerPid> ReadPidFiles(const std::string& dir);
-// A live (not zombie) process running the fake worker.
-bool IsLiveWorker(pid_t pid);
+// Still that process (same start time), alive (not a zombie) and running the fake worker.
+bool IsLiveWorker(pid_t pid, int64_t start_time);
 // The processes among pids that are still alive at the deadline (waits on pidfds).
 std::vector<WorkerPid> Survivors(const std::vector<WorkerPid>& pids,
                                  std::chrono::milliseconds within);
