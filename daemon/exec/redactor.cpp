@@ -73,41 +73,29 @@ std::vector<std::string> SecretForms(std::string_view secret) {
   return forms;
 }
 
-StreamRedactor::StreamRedactor(std::vector<std::string> secrets) {
-  for (auto& s : secrets) {
+namespace {
+std::vector<std::string> AllForms(const std::vector<std::string>& secrets) {
+  std::vector<std::string> all;
+  for (const auto& s : secrets) {
     for (auto& f : SecretForms(s)) {
-      if (std::find(secrets_.begin(), secrets_.end(), f) == secrets_.end()) {
-        secrets_.push_back(std::move(f));
-      }
+      if (std::find(all.begin(), all.end(), f) == all.end()) all.push_back(std::move(f));
     }
   }
-  // Longest first, so a secret that contains another is replaced whole.
-  std::sort(secrets_.begin(), secrets_.end(),
-            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  return all;
 }
+}  // namespace
 
-Redactor::Redactor(const std::vector<std::string>& secrets) : secrets_(secrets) {
-  StreamRedactor expanded(secrets);
-  forms_ = expanded.forms();
-}
+StreamRedactor::StreamRedactor(std::vector<std::string> secrets)
+    : index_(AllForms(secrets)) {}
+
+Redactor::Redactor(const std::vector<std::string>& secrets)
+    : secrets_(secrets), index_(AllForms(secrets)) {}
 
 std::string Redactor::Apply(std::string_view text) const {
-  if (forms_.empty()) return std::string(text);
+  if (index_.empty()) return std::string(text);
   std::string out;
   out.reserve(text.size());
-  size_t i = 0;
-  while (i < text.size()) {
-    bool hit = false;
-    for (const auto& s : forms_) {
-      if (text.compare(i, s.size(), s) == 0) {
-        out += kRedacted;
-        i += s.size();
-        hit = true;
-        break;
-      }
-    }
-    if (!hit) out += text[i++];
-  }
+  index_.Replace(text, text.size(), kRedacted, &out);
   return out;
 }
 
@@ -118,66 +106,24 @@ std::string RedactAll(std::string_view text, const std::vector<std::string>& sec
   return out;
 }
 
-namespace {
-// Replaces secrets in buf; returns the position up to which buf is final (no secret can
-// start before it and end beyond the buffer).
-std::string ReplaceAll(const std::string& buf, const std::vector<std::string>& secrets) {
-  std::string out;
-  out.reserve(buf.size());
-  size_t i = 0;
-  while (i < buf.size()) {
-    bool hit = false;
-    for (const auto& s : secrets) {
-      if (buf.compare(i, s.size(), s) == 0) {
-        out += kRedacted;
-        i += s.size();
-        hit = true;
-        break;
-      }
-    }
-    if (!hit) out += buf[i++];
-  }
-  return out;
-}
-}  // namespace
-
 std::string StreamRedactor::Feed(std::string_view chunk) {
-  if (secrets_.empty()) return std::string(chunk);
+  if (index_.empty()) return std::string(chunk);
   pending_.append(chunk);
   // Hold back only what may still become a secret: the longest tail of pending_ that is a
   // proper prefix of one (a secret split across chunks starts there). Everything else goes
-  // out now, so a live transcript is not held up by ordinary output.
-  size_t hold = 0;
-  for (const auto& s : secrets_) {
-    for (size_t n = std::min(s.size() - 1, pending_.size()); n > hold; --n) {
-      if (pending_.compare(pending_.size() - n, n, s, 0, n) == 0) {
-        hold = n;
-        break;
-      }
-    }
-  }
-  // Everything before `cut` is emitted; a secret that starts before it is whole in pending_.
-  size_t cut = pending_.size() - hold;
+  // out now, so a live transcript is not held up by ordinary output. A secret that starts
+  // before the cut is whole in pending_.
+  size_t cut = pending_.size() - index_.PrefixTail(pending_);
   std::string out;
-  size_t i = 0;
-  while (i < cut) {
-    bool hit = false;
-    for (const auto& s : secrets_) {
-      if (pending_.compare(i, s.size(), s) == 0) {
-        out += kRedacted;
-        i += s.size();
-        hit = true;
-        break;
-      }
-    }
-    if (!hit) out += pending_[i++];
-  }
-  pending_.erase(0, i);
+  out.reserve(cut);
+  size_t done = index_.Replace(pending_, cut, kRedacted, &out);
+  pending_.erase(0, done);
   return out;
 }
 
 std::string StreamRedactor::Finish() {
-  std::string out = ReplaceAll(pending_, secrets_);
+  std::string out;
+  index_.Replace(pending_, pending_.size(), kRedacted, &out);
   pending_.clear();
   return out;
 }

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "exec/form_index.h"
+
 namespace conclave::exec {
 
 inline constexpr std::string_view kRedacted = "[REDACTED]";
@@ -24,10 +26,10 @@ class StreamRedactor {
   // Returns the held-back tail at end of stream.
   std::string Finish();
   // Every form searched for, longest first.
-  const std::vector<std::string>& forms() const { return secrets_; }
+  const std::vector<std::string>& forms() const { return index_.forms(); }
 
  private:
-  std::vector<std::string> secrets_;
+  FormIndex index_;
   std::string pending_;
 };
 
@@ -41,11 +43,11 @@ class Redactor {
   explicit Redactor(const std::vector<std::string>& secrets);
   std::string Apply(std::string_view text) const;
   const std::vector<std::string>& secrets() const { return secrets_; }
-  bool empty() const { return forms_.empty(); }
+  bool empty() const { return index_.empty(); }
 
  private:
   std::vector<std::string> secrets_;  // as given (raw)
-  std::vector<std::string> forms_;    // every form, longest first
+  FormIndex index_;                   // every form, longest first
 };
 
 // The forms a secret is searched in: itself, and for 8+ bytes its URL-encoding and the

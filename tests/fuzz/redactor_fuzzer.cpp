@@ -6,7 +6,8 @@
 // output can only be one that came through unredacted. Properties, for the text with the
 // secret inserted: fed whole, split in two at every offset from just before to just after the
 // inserted secret, and split into chunks of the three sizes repeated, the output never
-// contains a secret and is the same as RedactAll's.
+// contains a secret and is the same as RedactAll's; RedactAll and Redactor::Apply give what a
+// naive scan (every form compared at every byte, longest first) gives.
 #include <algorithm>
 
 #include "exec/redactor.h"
@@ -20,6 +21,32 @@ bool Leaks(const std::string& out, const std::vector<std::string>& secrets) {
     if (out.find(s) != std::string::npos) return true;
   }
   return false;
+}
+
+std::string Naive(const std::string& text, const std::vector<std::string>& secrets) {
+  std::vector<std::string> forms;
+  for (const auto& s : secrets) {
+    for (const auto& f : exec::SecretForms(s)) {
+      if (std::find(forms.begin(), forms.end(), f) == forms.end()) forms.push_back(f);
+    }
+  }
+  std::stable_sort(forms.begin(), forms.end(),
+                   [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    bool hit = false;
+    for (const auto& f : forms) {
+      if (text.compare(i, f.size(), f) == 0) {
+        out += exec::kRedacted;
+        i += f.size();
+        hit = true;
+        break;
+      }
+    }
+    if (!hit) out += text[i++];
+  }
+  return out;
 }
 
 std::string Chunked(const std::string& text, const std::vector<std::string>& secrets,
@@ -60,6 +87,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   const std::string whole = exec::RedactAll(text, secrets);
   if (Leaks(whole, secrets)) fuzz::PropertyFailed("secret survives RedactAll");
+  if (whole != Naive(text, secrets)) fuzz::PropertyFailed("RedactAll differs from a naive scan");
+  if (exec::Redactor(secrets).Apply(text) != whole) fuzz::PropertyFailed("Apply differs");
   if (Chunked(text, secrets, sizes) != whole) fuzz::PropertyFailed("chunking changes output");
   const size_t last = std::min(text.size(), pos + secrets[0].size() + 1);
   for (size_t cut = pos > 0 ? pos - 1 : 0; cut <= last; ++cut) {

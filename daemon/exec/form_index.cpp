@@ -1,0 +1,64 @@
+#include "exec/form_index.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace conclave::exec {
+
+FormIndex::FormIndex(std::vector<std::string> forms) : forms_(std::move(forms)) {
+  // Longest first (stable: equal lengths keep their order), so a form containing another is
+  // replaced whole.
+  std::stable_sort(forms_.begin(), forms_.end(),
+                   [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  for (uint32_t k = 0; k < forms_.size(); ++k) {
+    if (!forms_[k].empty()) by_first_[static_cast<uint8_t>(forms_[k][0])].push_back(k);
+  }
+}
+
+size_t FormIndex::MatchAt(std::string_view text, size_t i) const {
+  const size_t left = text.size() - i;
+  for (uint32_t k : by_first_[static_cast<uint8_t>(text[i])]) {
+    const std::string& f = forms_[k];
+    if (f.size() <= left && std::memcmp(text.data() + i, f.data(), f.size()) == 0) return f.size();
+  }
+  return 0;
+}
+
+size_t FormIndex::Replace(std::string_view text, size_t end, std::string_view with,
+                          std::string* out) const {
+  const char* p = text.data();
+  size_t i = 0, plain = 0;  // text[plain, i) is copied out unchanged
+  while (i < end) {
+    if (by_first_[static_cast<uint8_t>(p[i])].empty()) {
+      ++i;
+      continue;
+    }
+    size_t n = MatchAt(text, i);
+    if (n == 0) {
+      ++i;
+      continue;
+    }
+    out->append(p + plain, i - plain);
+    out->append(with);
+    i += n;
+    plain = i;
+  }
+  out->append(p + plain, i - plain);
+  return i;
+}
+
+size_t FormIndex::PrefixTail(std::string_view text) const {
+  size_t hold = 0;
+  for (const auto& f : forms_) {
+    for (size_t n = std::min(f.size() - 1, text.size()); n > hold; --n) {
+      const char* tail = text.data() + text.size() - n;
+      if (*tail == f[0] && std::memcmp(tail, f.data(), n) == 0) {
+        hold = n;
+        break;
+      }
+    }
+  }
+  return hold;
+}
+
+}  // namespace conclave::exec
