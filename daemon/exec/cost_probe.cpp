@@ -38,15 +38,31 @@ std::optional<double> CostFromLine(std::string_view line) {
 }
 
 std::optional<double> CostProbe::Feed(std::string_view chunk) {
-  partial_.append(chunk);
-  if (partial_.size() > kMaxPartial) partial_.erase(0, partial_.size() - kMaxPartial);
+  // Each byte is looked at once: only the new chunk is searched for line ends, and a line is
+  // copied only when it spans chunks. A line longer than 1 MiB reports no cost: it is dropped
+  // up to its end instead of being kept and re-scanned with every chunk.
   std::optional<double> seen;
-  size_t start = 0, nl;
-  while ((nl = partial_.find('\n', start)) != std::string::npos) {
-    if (auto c = CostFromLine(std::string_view(partial_).substr(start, nl - start))) seen = c;
-    start = nl + 1;
+  while (!chunk.empty()) {
+    size_t nl = chunk.find('\n');
+    std::string_view piece = chunk.substr(0, nl);
+    if (nl != std::string_view::npos && partial_.empty() && !overlong_) {
+      if (auto c = CostFromLine(piece)) seen = c;  // a whole line inside the chunk: no copy
+    } else if (!overlong_) {
+      if (partial_.size() + piece.size() > kMaxPartial) {
+        overlong_ = true;
+        std::string().swap(partial_);
+      } else {
+        partial_.append(piece);
+        if (nl != std::string_view::npos) {
+          if (auto c = CostFromLine(partial_)) seen = c;
+        }
+      }
+    }
+    if (nl == std::string_view::npos) break;
+    partial_.clear();
+    overlong_ = false;
+    chunk.remove_prefix(nl + 1);
   }
-  partial_.erase(0, start);
   if (seen) latest_ = *seen;
   return seen;
 }

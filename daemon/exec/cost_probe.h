@@ -1,7 +1,8 @@
 // CostProbe: follows a worker's stdout as it streams and picks up the running cost it
 // reports — a JSON line carrying total_cost_usd / cost_usd (claude stream-json) or a plain
 // "conclave-cost-usd: X" line — so a run that passes its per-dispatch cap can be stopped
-// while it runs. Memory is bounded (a partial line is kept up to 1 MiB). Numbers are parsed
+// while it runs. Memory is bounded: a partial line is kept up to 1 MiB, and a longer line
+// reports no cost. Each chunk costs time in its own size only. Numbers are parsed
 // with bounds: garbage is ignored, never thrown.
 // Thread-safety: one instance per run, loop thread only.
 #pragma once
@@ -19,7 +20,8 @@ class CostProbe {
   double latest() const { return latest_; }
 
  private:
-  std::string partial_;
+  std::string partial_;   // the unfinished line, when it spans chunks
+  bool overlong_ = false;  // the unfinished line passed 1 MiB: skipped to its end
   double latest_ = 0;
 };
 
