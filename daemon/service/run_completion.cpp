@@ -52,14 +52,18 @@ void RunCompletion::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o
   // Reading and parsing up to 8 MiB and running git must not hold the loop.
   boost::asio::post(core_.helpers, [this, snap, outcome, probed_cost, dispatch_id, finish,
                                     launch] {
-    CompletionFacts facts;
+    // Shared, not copied: the facts hold up to 8 MiB of answer text, and every copy made on
+    // the loop (the hop back, the retry closures) would hold it up.
+    std::shared_ptr<const CompletionFacts> facts;
     std::string error;
     try {
-      facts = GatherFacts(snap, outcome, probed_cost, core_.commands);
+      facts = std::make_shared<const CompletionFacts>(
+          GatherFacts(snap, outcome, probed_cost, core_.commands));
     } catch (const std::exception& e) {
       error = e.what();
     }
-    boost::asio::post(core_.io, [this, dispatch_id, outcome, facts, error, finish, launch] {
+    boost::asio::post(core_.io, [this, dispatch_id, outcome, facts = std::move(facts), error,
+                                 finish, launch] {
       --pending_;
       if (!error.empty()) {
         FailInternally(dispatch_id, error);
@@ -72,7 +76,9 @@ void RunCompletion::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o
 }
 
 void RunCompletion::Record(int64_t dispatch_id, const exec::RunOutcome& outcome,
-                           const CompletionFacts& facts, const std::optional<LaunchRecord>& launch) {
+                           std::shared_ptr<const CompletionFacts> shared,
+                           const std::optional<LaunchRecord>& launch) {
+  const CompletionFacts& facts = *shared;
   std::vector<int64_t> to_start;
   std::optional<domain::Dispatch> finished;
   Status s = core_.batcher.Write([&]() -> Status {
@@ -87,8 +93,8 @@ void RunCompletion::Record(int64_t dispatch_id, const exec::RunOutcome& outcome,
     finished = *d;
     return Status::Ok();
   });
-  auto retry = [this, dispatch_id, outcome, facts, launch] {
-    Record(dispatch_id, outcome, facts, launch);
+  auto retry = [this, dispatch_id, outcome, shared, launch] {
+    Record(dispatch_id, outcome, shared, launch);
   };
   if (!s.ok()) {
     if (!core_.batcher.Refusal().ok()) return core_.batcher.WhenWritable(retry);

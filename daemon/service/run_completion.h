@@ -8,6 +8,7 @@
 // Loop thread only (facts are gathered on the helper pool).
 #pragma once
 
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -49,7 +50,8 @@ class RunCompletion {
   int pending() const { return pending_; }
 
  private:
-  void Record(int64_t dispatch_id, const exec::RunOutcome& outcome, const CompletionFacts& facts,
+  void Record(int64_t dispatch_id, const exec::RunOutcome& outcome,
+              std::shared_ptr<const CompletionFacts> facts,
               const std::optional<LaunchRecord>& launch);
   Status Apply(domain::Dispatch& d, domain::Task& t, const CompletionFacts& facts,
                const domain::Classification& c, std::vector<int64_t>* to_start);
