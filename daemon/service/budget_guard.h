@@ -28,9 +28,10 @@ class BudgetGuard {
   };
   // Spend against every configured cap (today's family caps, sessions), for GetStatus.
   std::vector<Line> Lines();
+  // Midnight UTC of today (the family caps' window).
+  int64_t DayStartMs() const;
 
  private:
-  int64_t DayStartMs() const;
   Core& core_;
 };
 

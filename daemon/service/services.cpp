@@ -3,7 +3,6 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
-#include "store/migrations.h"
 
 namespace conclave::service {
 
@@ -16,6 +15,7 @@ Services::Services(Core& c)
       terminals(c),
       tasks(c),
       budgets(c),
+      status_reads(c, budgets),
       scheduler(c, messaging, tasks, terminals, budgets),
       gates(c, tasks),
       completion(c, scheduler, tasks, terminals),
@@ -67,15 +67,8 @@ void Services::Stop(std::function<void()> done) {
   runs.StopAll(std::move(done));
 }
 
-std::map<std::string, int64_t> Services::Counts() {
-  std::map<std::string, int64_t> c;
-  c["handles"] = core.handles.Count();
-  c["messages"] = core.messages.Count();
-  c["unread"] = core.messages.CountUnread();
-  c["terminals"] = core.terminals.CountOpen();
-  for (const auto& [status, n] : core.tasks.CountByStatus()) c["tasks_" + status] = n;
-  c["dispatches_running"] = core.dispatches.CountInState(domain::DispatchState::kRunning);
-  c["dispatches_queued"] = core.dispatches.CountInState(domain::DispatchState::kQueued);
+std::map<std::string, int64_t> Services::Counts(const StatusReads::Snapshot& stored) {
+  std::map<std::string, int64_t> c = stored.counts;
   c["waiters"] = static_cast<int64_t>(core.bus.waiter_count());
   c["watchers"] = static_cast<int64_t>(core.bus.watcher_count());
   c["review_waiters"] = static_cast<int64_t>(reviews.waiter_count());
@@ -84,10 +77,12 @@ std::map<std::string, int64_t> Services::Counts() {
   c["commits"] = core.batcher.commits();
   c["wal_checkpoints"] = core.db.checkpoints();
   c["sqlite_memory_bytes"] = sqlite3_memory_used();
+  c["status_rereads"] = status_reads.rereads();
   return c;
 }
 
 StatusView Services::Status() {
+  const StatusReads::Snapshot& stored = status_reads.Get();
   StatusView s;
   s.version = CONCLAVE_VERSION;
   s.uptime_ms = core.clock.NowMs() - core.started_ms;
@@ -96,11 +91,14 @@ StatusView Services::Status() {
   s.database_path = core.config.database_path;
   s.listener = core.listener;
   s.last_seq = core.bus.last_seq();
-  s.schema_version = store::CurrentSchemaVersion(core.db);
+  s.schema_version = stored.schema_version;
   s.profiles_dir = core.config.profiles_dir;
-  s.counts = Counts();
-  for (const auto& c : scheduler.Cooldowns()) s.cooldowns.push_back({c.profile, c.until_ms, c.reason});
-  s.spend = budgets.Lines();
+  s.counts = Counts(stored);
+  const int64_t now = core.clock.NowMs();
+  for (const auto& c : stored.cooldowns) {
+    if (c.until_ms > now) s.cooldowns.push_back({c.profile, c.until_ms, c.reason});
+  }
+  s.spend = stored.spend;
   s.disk = retention.disk();
   return s;
 }

@@ -25,6 +25,7 @@
 #include "service/review_workspace.h"
 #include "service/run_completion.h"
 #include "service/run_supervisor.h"
+#include "service/status_reads.h"
 #include "service/task_service.h"
 #include "service/terminal_service.h"
 #include "service/transcript_follower.h"
@@ -73,6 +74,7 @@ struct Services {
   TerminalService terminals;
   TaskService tasks;
   BudgetGuard budgets;
+  StatusReads status_reads;
   DispatchScheduler scheduler;
   GateService gates;
   RunCompletion completion;
@@ -101,7 +103,7 @@ struct Services {
   int64_t LastSeq() const { return core.bus.last_seq(); }
 
  private:
-  std::map<std::string, int64_t> Counts();
+  std::map<std::string, int64_t> Counts(const StatusReads::Snapshot& stored);
 };
 
 }  // namespace conclave::service

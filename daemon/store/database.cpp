@@ -165,6 +165,7 @@ Statement Database::Prepare(std::string_view sql) {
 void Database::RunCached(std::string_view sql) { Prepare(sql).Run(); }
 
 void Database::Begin() { RunCached("BEGIN IMMEDIATE"); }
+void Database::BeginRead() { RunCached("BEGIN"); }
 void Database::Commit() { RunCached("COMMIT"); }
 void Database::Rollback() { RunCached("ROLLBACK"); }
 void Database::Savepoint() { RunCached("SAVEPOINT op"); }

@@ -111,6 +111,7 @@ class Database {
 
   // Transaction control through cached statements. Savepoints are named "op" and nest.
   void Begin();  // BEGIN IMMEDIATE
+  void BeginRead();  // BEGIN (deferred): several reads under one lock; end with Commit()
   void Commit();
   void Rollback();
   void Savepoint();
@@ -119,6 +120,9 @@ class Database {
 
   int64_t LastInsertId() const { return sqlite3_last_insert_rowid(db_); }
   int Changes() const { return sqlite3_changes(db_); }
+  // Rows inserted, updated or deleted through this connection since it opened (rolled-back
+  // changes included): moves with every write this connection makes.
+  int64_t TotalChanges() const { return sqlite3_total_changes64(db_); }
   bool InTransaction() const { return !sqlite3_get_autocommit(db_); }
   const std::string& path() const { return path_; }
 

@@ -42,6 +42,41 @@ TEST_CASE("status answers over a 0600 socket in a private directory", "[messagin
   CHECK(human.out.find("conclaved") != std::string::npos);
 }
 
+TEST_CASE("status counts follow every write, and a status with no write since reads no SQL",
+          "[messaging]") {
+  DaemonFixture d;
+  d.Start();
+  auto count = [](const nlohmann::json& s, const char* name) {
+    return s["counts"].contains(name) ? std::stoll(s["counts"][name].get<std::string>()) : 0;
+  };
+  auto s0 = d.CliJson({"status"});
+  auto s1 = d.CliJson({"status"});
+  // Served from the snapshot: the store was not read again.
+  CHECK(count(s1, "status_rereads") == count(s0, "status_rereads"));
+  REQUIRE(d.Cli({"handle", "register", "alice"}).exit_code == 0);
+  auto s2 = d.CliJson({"status"});
+  CHECK(count(s2, "handles") == count(s1, "handles") + 1);
+  CHECK(count(s2, "status_rereads") == count(s1, "status_rereads") + 1);
+  REQUIRE(d.Cli({"send", "--to", "alice", "--type", "question", "--subject", "one"}).exit_code == 0);
+  auto s3 = d.CliJson({"status"});
+  CHECK(count(s3, "messages") == count(s2, "messages") + 1);
+  CHECK(count(s3, "unread") == count(s2, "unread") + 1);
+  REQUIRE(d.CliJson({"check", "--terminal", "alice"})["messages"].size() == 1);
+  auto s4 = d.CliJson({"status"});
+  CHECK(count(s4, "unread") == count(s2, "unread"));
+  CHECK(count(s4, "messages") == count(s3, "messages"));
+  REQUIRE(d.Cli({"task", "create", "--brief", "-"}, "counted").exit_code == 0);
+  auto s5 = d.CliJson({"status"});
+  int64_t tasks4 = 0, tasks5 = 0;
+  for (auto& [k, v] : s4["counts"].items()) {
+    if (k.rfind("tasks_", 0) == 0) tasks4 += std::stoll(v.get<std::string>());
+  }
+  for (auto& [k, v] : s5["counts"].items()) {
+    if (k.rfind("tasks_", 0) == 0) tasks5 += std::stoll(v.get<std::string>());
+  }
+  CHECK(tasks5 == tasks4 + 1);
+}
+
 TEST_CASE("a message round trip: send, check marks read, reply in the same thread",
           "[messaging]") {
   DaemonFixture d;

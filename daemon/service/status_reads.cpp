@@ -1,0 +1,44 @@
+#include "service/status_reads.h"
+
+#include "store/migrations.h"
+
+namespace conclave::service {
+
+const StatusReads::Snapshot& StatusReads::Get() {
+  const int64_t changes = core_.db.TotalChanges();
+  const int64_t day = budgets_.DayStartMs();
+  if (changes != key_changes_ || day != key_day_) {
+    Reread();
+    key_changes_ = changes;
+    key_day_ = day;
+  }
+  return snap_;
+}
+
+void StatusReads::Reread() {
+  // One read transaction for the dozen statements (one lock instead of one per statement);
+  // inside the batch's open transaction the reads simply join it.
+  const bool own = !core_.db.InTransaction();
+  if (own) core_.db.BeginRead();
+  try {
+    Snapshot s;
+    s.schema_version = store::CurrentSchemaVersion(core_.db);
+    s.counts["handles"] = core_.handles.Count();
+    s.counts["messages"] = core_.messages.Count();
+    s.counts["unread"] = core_.messages.CountUnread();
+    s.counts["terminals"] = core_.terminals.CountOpen();
+    for (const auto& [status, n] : core_.tasks.CountByStatus()) s.counts["tasks_" + status] = n;
+    s.counts["dispatches_running"] = core_.dispatches.CountInState(domain::DispatchState::kRunning);
+    s.counts["dispatches_queued"] = core_.dispatches.CountInState(domain::DispatchState::kQueued);
+    s.cooldowns = core_.cooldowns.AllActive(core_.clock.NowMs());
+    s.spend = budgets_.Lines();
+    snap_ = std::move(s);
+  } catch (...) {
+    if (own) core_.db.Rollback();
+    throw;
+  }
+  if (own) core_.db.Commit();
+  ++rereads_;
+}
+
+}  // namespace conclave::service
