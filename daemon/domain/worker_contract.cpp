@@ -38,6 +38,7 @@ std::string UpperWord(std::string_view s) {
 
 // Canonical section name for a heading word ("STATUS" included), or "".
 std::string CanonicalSection(std::string_view word) {
+  if (word.size() > 16) return "";  // longer than any section name (a long line of letters)
   const std::string w = UpperWord(word);
   for (std::string_view name : kContractSections) {
     if (w == name || w + "S" == name) return std::string(name);
@@ -76,6 +77,7 @@ std::string NormalizeStatus(std::string_view word, bool upper_case_only) {
   size_t n = 0;
   while (n < w.size() && IsAlpha(w[n])) ++n;
   w = w.substr(0, n);
+  if (w.size() > 16) return "";  // longer than any status word
   const std::string up = UpperWord(w);
   if (upper_case_only && up != w) return "";
   if (up == "PASS" || up == "PASSED" || (!upper_case_only && (up == "OK" || up == "SUCCESS"))) {

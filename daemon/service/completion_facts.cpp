@@ -30,7 +30,7 @@ std::string LastLine(const std::string& text) {
   if (end == std::string::npos) return "";
   size_t start = text.rfind('\n', end);
   start = start == std::string::npos ? 0 : start + 1;
-  return Utf8Prefix(text.substr(start, end - start + 1), 500);
+  return Utf8Prefix(std::string_view(text).substr(start, end - start + 1), 500);
 }
 
 std::string Bounded(const std::string& s) {
