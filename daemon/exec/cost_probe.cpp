@@ -46,7 +46,10 @@ std::optional<double> CostProbe::Feed(std::string_view chunk) {
     size_t nl = chunk.find('\n');
     std::string_view piece = chunk.substr(0, nl);
     if (nl != std::string_view::npos && partial_.empty() && !overlong_) {
-      if (auto c = CostFromLine(piece)) seen = c;  // a whole line inside the chunk: no copy
+      // A whole line inside the chunk: no copy.
+      if (piece.size() <= kMaxPartial) {
+        if (auto c = CostFromLine(piece)) seen = c;
+      }
     } else if (!overlong_) {
       if (partial_.size() + piece.size() > kMaxPartial) {
         overlong_ = true;

@@ -65,8 +65,8 @@ void RunCompletion::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o
     boost::asio::post(core_.io, [this, dispatch_id, outcome, facts = std::move(facts), error,
                                  finish, launch] {
       --pending_;
-      if (!error.empty()) {
-        FailInternally(dispatch_id, error);
+      if (!error.empty() || !facts) {
+        FailInternally(dispatch_id, error.empty() ? "gathering the run's facts failed" : error);
       } else {
         Record(dispatch_id, outcome, facts, launch);
       }

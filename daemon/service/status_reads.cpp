@@ -8,8 +8,11 @@ const StatusReads::Snapshot& StatusReads::Get() {
   const int64_t changes = core_.db.TotalChanges();
   const int64_t day = budgets_.DayStartMs();
   if (changes != key_changes_ || day != key_day_) {
+    // Read inside the batch's open transaction, the figures include writes that may still be
+    // rolled back (a failed COMMIT does not move the change count): they serve this call only.
+    const bool batch_open = core_.db.InTransaction();
     Reread();
-    key_changes_ = changes;
+    key_changes_ = batch_open ? -1 : changes;
     key_day_ = day;
   }
   return snap_;
@@ -19,9 +22,9 @@ void StatusReads::Reread() {
   // One read transaction for the dozen statements (one lock instead of one per statement);
   // inside the batch's open transaction the reads simply join it.
   const bool own = !core_.db.InTransaction();
-  if (own) core_.db.BeginRead();
+  Snapshot s;
   try {
-    Snapshot s;
+    if (own) core_.db.BeginRead();
     s.schema_version = store::CurrentSchemaVersion(core_.db);
     s.counts["handles"] = core_.handles.Count();
     s.counts["messages"] = core_.messages.Count();
@@ -32,12 +35,18 @@ void StatusReads::Reread() {
     s.counts["dispatches_queued"] = core_.dispatches.CountInState(domain::DispatchState::kQueued);
     s.cooldowns = core_.cooldowns.AllActive(core_.clock.NowMs());
     s.spend = budgets_.Lines();
-    snap_ = std::move(s);
+    if (own) core_.db.Commit();
   } catch (...) {
-    if (own) core_.db.Rollback();
+    // Never leave the read transaction open: every later write would fail to begin.
+    if (own && core_.db.InTransaction()) {
+      try {
+        core_.db.Rollback();
+      } catch (const std::exception&) {
+      }
+    }
     throw;
   }
-  if (own) core_.db.Commit();
+  snap_ = std::move(s);
   ++rereads_;
 }
 

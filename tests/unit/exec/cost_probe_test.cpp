@@ -37,3 +37,10 @@ TEST_CASE("a line over 1 MiB reports no cost, and the probe reads the lines afte
   q.Feed(big.substr(0, 1000));
   CHECK(q.Feed(big.substr(1000) + "\n") == 3);
 }
+
+TEST_CASE("a cost line over 1 MiB arriving in one chunk reports no cost either", "[exec]") {
+  exec::CostProbe p;
+  std::string line = "conclave-cost-usd: 5" + std::string((1 << 20) + 10, ' ') + "\n";
+  CHECK(p.Feed(line + "conclave-cost-usd: 0.5\n") == 0.5);  // the next line is read
+  CHECK(p.latest() == 0.5);
+}
