@@ -1,8 +1,11 @@
 #include "exec/proc_info.h"
 
+#include <sched.h>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -183,6 +186,16 @@ std::vector<ProcStat> FindProcessesWithEnv(const std::vector<std::string>& entri
     if (stat(("/proc/" + std::string(name)).c_str(), &st) != 0 || st.st_uid != me) continue;
     std::unordered_set<std::string> env;
     if (!ReadEnviron(pid, &env)) continue;
+    // A process in the middle of execve has no environment to read for a moment (the old
+    // image's is gone, the new one's not yet in place): look again once it is through.
+    // Kernel threads (children of kthreadd, pid 2) never have one.
+    if (env.empty()) {
+      auto ps = ReadProcStat(pid);
+      for (int tries = 0; ps && ps->ppid != 2 && env.empty() && tries < 20; ++tries) {
+        sched_yield();
+        if (!ReadEnviron(pid, &env)) break;
+      }
+    }
     bool all = true;
     for (const auto& want : entries) all = all && env.count(want) > 0;
     for (const auto& name : names) {
