@@ -1,6 +1,7 @@
 #include "exec/run_tree.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -8,12 +9,12 @@
 
 #include <boost/asio/post.hpp>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <charconv>
-#include <fstream>
 #include <future>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "exec/child_registry.h"
 
@@ -98,16 +99,31 @@ int SignalProcesses(const std::vector<ProcStat>& procs, int sig) {
 }
 
 bool HasUntrackedChildren() {
-  const pid_t self = getpid();
-  std::string base = "/proc/" + std::to_string(self) + "/task";
-  for (pid_t tid : NumericEntries(base.c_str())) {
-    std::ifstream in(base + "/" + std::to_string(tid) + "/children");
-    if (!in) return true;  // cannot tell (no CONFIG_PROC_CHILDREN): scan
-    for (pid_t child; in >> child;) {
-      if (!ChildRegistry::Instance().IsTracked(child)) return true;
-    }
+  // An orphan is re-parented to the subreaper's first live thread, the thread-group leader
+  // (the kernel's find_alive_thread), so only the leader's list can hold one; the children
+  // other threads start (helper commands) are tracked or not this function's business. One
+  // small read per finished run instead of one per thread of the daemon.
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%d/children", static_cast<int>(getpid()));
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;  // cannot tell (no CONFIG_PROC_CHILDREN): scan
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
   }
-  return false;
+  close(fd);
+  const char* p = text.c_str();
+  for (;;) {
+    char* end = nullptr;
+    long child = std::strtol(p, &end, 10);
+    if (end == p) return false;
+    if (!ChildRegistry::Instance().IsTracked(static_cast<pid_t>(child))) return true;
+    p = end;
+  }
 }
 
 TreeSweeper::~TreeSweeper() { pool_.join(); }
