@@ -188,10 +188,10 @@ std::vector<ProcStat> FindProcessesWithEnv(const std::vector<std::string>& entri
     if (!ReadEnviron(pid, &env)) continue;
     // A process in the middle of execve has no environment to read for a moment (the old
     // image's is gone, the new one's not yet in place): look again once it is through.
-    // Kernel threads (children of kthreadd, pid 2) never have one.
+    // Kernel threads (kthreadd, pid 2, and its children) never have one.
     if (env.empty()) {
       auto ps = ReadProcStat(pid);
-      for (int tries = 0; ps && ps->ppid != 2 && env.empty() && tries < 20; ++tries) {
+      for (int tries = 0; ps && pid != 2 && ps->ppid != 2 && env.empty() && tries < 20; ++tries) {
         sched_yield();
         if (!ReadEnviron(pid, &env)) break;
       }
