@@ -1,7 +1,5 @@
 #include "exec/proc_info.h"
 
-#include <sched.h>
-
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,6 +15,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_set>
+
+#include "common/read_file.h"
 
 namespace conclave::exec {
 
@@ -134,17 +134,8 @@ namespace {
 bool ReadEnviron(pid_t pid, std::unordered_set<std::string>* out) {
   char path[40];
   std::snprintf(path, sizeof path, "/proc/%d/environ", static_cast<int>(pid));
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
   std::string data;
-  char buf[8192];
-  while (data.size() < (1u << 20)) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    data.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
+  if (!ReadFileInto(path, &data, 1u << 20)) return false;
   size_t start = 0;
   while (start < data.size()) {
     size_t end = data.find('\0', start);

@@ -1,7 +1,6 @@
 #include "exec/run_tree.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -16,6 +15,7 @@
 #include <map>
 #include <set>
 
+#include "common/read_file.h"
 #include "exec/child_registry.h"
 
 namespace conclave::exec {
@@ -105,17 +105,8 @@ bool HasUntrackedChildren() {
   // small read per finished run instead of one per thread of the daemon.
   char path[64];
   std::snprintf(path, sizeof path, "/proc/self/task/%d/children", static_cast<int>(getpid()));
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return true;  // cannot tell (no CONFIG_PROC_CHILDREN): scan
   std::string text;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    text.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
+  if (!ReadFileInto(path, &text)) return true;  // cannot tell (no CONFIG_PROC_CHILDREN): scan
   const char* p = text.c_str();
   for (;;) {
     char* end = nullptr;

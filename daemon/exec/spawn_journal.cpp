@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <string_view>
 
+#include "common/read_file.h"
+
 namespace conclave::exec {
 namespace {
 
@@ -31,17 +33,8 @@ std::string SpawnJournalPath(const std::string& state_dir) {
 
 std::map<int64_t, SpawnRecord> ReadSpawnJournal(const std::string& path) {
   std::map<int64_t, SpawnRecord> out;
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return out;
   std::string text;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    text.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
+  if (!ReadFileInto(path.c_str(), &text, SIZE_MAX, O_NOFOLLOW)) return out;
   std::string_view rest = text;
   while (!rest.empty()) {
     size_t nl = rest.find('\n');
