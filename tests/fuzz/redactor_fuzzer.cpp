@@ -10,6 +10,7 @@
 // naive scan (every form compared at every byte, longest first) gives.
 #include <algorithm>
 
+#include "../support/naive_redact.h"
 #include "exec/redactor.h"
 #include "fuzz_input.h"
 
@@ -21,32 +22,6 @@ bool Leaks(const std::string& out, const std::vector<std::string>& secrets) {
     if (out.find(s) != std::string::npos) return true;
   }
   return false;
-}
-
-std::string Naive(const std::string& text, const std::vector<std::string>& secrets) {
-  std::vector<std::string> forms;
-  for (const auto& s : secrets) {
-    for (const auto& f : exec::SecretForms(s)) {
-      if (std::find(forms.begin(), forms.end(), f) == forms.end()) forms.push_back(f);
-    }
-  }
-  std::stable_sort(forms.begin(), forms.end(),
-                   [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
-  std::string out;
-  size_t i = 0;
-  while (i < text.size()) {
-    bool hit = false;
-    for (const auto& f : forms) {
-      if (text.compare(i, f.size(), f) == 0) {
-        out += exec::kRedacted;
-        i += f.size();
-        hit = true;
-        break;
-      }
-    }
-    if (!hit) out += text[i++];
-  }
-  return out;
 }
 
 std::string Chunked(const std::string& text, const std::vector<std::string>& secrets,
@@ -87,7 +62,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   const std::string whole = exec::RedactAll(text, secrets);
   if (Leaks(whole, secrets)) fuzz::PropertyFailed("secret survives RedactAll");
-  if (whole != Naive(text, secrets)) fuzz::PropertyFailed("RedactAll differs from a naive scan");
+  if (whole != conclave::testing::NaiveRedact(text, secrets)) {
+    fuzz::PropertyFailed("RedactAll differs from a naive scan");
+  }
   if (exec::Redactor(secrets).Apply(text) != whole) fuzz::PropertyFailed("Apply differs");
   if (Chunked(text, secrets, sizes) != whole) fuzz::PropertyFailed("chunking changes output");
   const size_t last = std::min(text.size(), pos + secrets[0].size() + 1);

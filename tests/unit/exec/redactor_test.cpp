@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "exec/redactor.h"
+#include "naive_redact.h"
 
 using namespace conclave;
 
@@ -112,32 +113,7 @@ TEST_CASE("a secret base64-encoded at any offset, or URL-encoded, never survives
 
 }  // namespace
 
-namespace {
-// The reference: every form compared at every byte, longest first (what the redactor did
-// before its forms were indexed by first byte).
-std::string NaiveRedact(const std::string& text, const std::vector<std::string>& secrets) {
-  std::vector<std::string> forms;
-  for (const auto& s : secrets) {
-    for (const auto& f : exec::SecretForms(s)) {
-      if (std::find(forms.begin(), forms.end(), f) == forms.end()) forms.push_back(f);
-    }
-  }
-  std::stable_sort(forms.begin(), forms.end(),
-                   [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
-  std::string out;
-  for (size_t i = 0; i < text.size();) {
-    auto it = std::find_if(forms.begin(), forms.end(),
-                           [&](const std::string& f) { return text.compare(i, f.size(), f) == 0; });
-    if (it == forms.end()) {
-      out += text[i++];
-    } else {
-      out += exec::kRedacted;
-      i += it->size();
-    }
-  }
-  return out;
-}
-}  // namespace
+using testing::NaiveRedact;
 
 TEST_CASE("the indexed scan redacts exactly what the naive scan does, in any chunking", "[exec]") {
   // Secrets that nest and overlap, in a text full of their prefixes, near misses and encoded
