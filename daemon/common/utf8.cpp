@@ -58,7 +58,7 @@ std::string Utf8Prefix(std::string_view text, size_t max_bytes) {
   // Cleaning never shortens (a bad byte becomes three), so the first max_bytes of the result
   // come from at most the first max_bytes of the text, plus the rest of a sequence starting
   // there: the tail of an 8 MiB text is never looked at.
-  std::string clean = ValidUtf8(text.substr(0, max_bytes + 4));
+  std::string clean = ValidUtf8(max_bytes >= text.size() ? text : text.substr(0, max_bytes + 4));
   if (clean.size() <= max_bytes) return clean;
   size_t cut = max_bytes;
   while (cut > 0 && (static_cast<unsigned char>(clean[cut]) & 0xC0) == 0x80) --cut;

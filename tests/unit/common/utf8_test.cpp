@@ -1,5 +1,6 @@
 // Unit tests: UTF-8 hygiene (common/utf8).
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <random>
 #include <string>
 
@@ -33,5 +34,6 @@ TEST_CASE("Utf8Prefix of a long text is what cutting the whole cleaned text give
     }
   }
   CHECK(Utf8Prefix("short", 500) == "short");
+  CHECK(Utf8Prefix("no \xFF limit", SIZE_MAX) == ValidUtf8("no \xFF limit"));  // no overflow
   CHECK(Utf8Prefix(std::string(8 << 20, 'x'), 500) == std::string(500, 'x'));
 }
