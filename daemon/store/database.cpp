@@ -1,6 +1,7 @@
 #include "store/database.h"
 
 #include "store/wal_checkpointer.h"
+#include "store/wal_write_vfs.h"
 
 namespace conclave::store {
 namespace {
@@ -78,9 +79,11 @@ std::string Statement::Text(int col) const {
 }
 
 Database::Database(const std::string& path, const Options& options) : path_(path) {
+  // The loop's connection writes every WAL frame: through the VFS that gathers a commit's
+  // frames into one write (store/wal_write_vfs.h).
   int rc = sqlite3_open_v2(path.c_str(), &db_,
                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+                           WalWriteVfsName());
   if (rc != SQLITE_OK) {
     std::string msg = "cannot open database " + path + ": " +
                       (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
