@@ -7,7 +7,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 
 namespace conclave::store {
 namespace {
@@ -19,50 +22,79 @@ constexpr int kFrameHeader = 24;
 // The unix VFS writes at most 128 KiB - 1 bytes per call (os_unix.c masks the length with
 // 0x1ffff): a bigger buffer goes out in pieces of this size.
 constexpr size_t kMaxWrite = 124 * 1024;
+// wal.c: the WAL write lock is shared-memory lock slot 0.
+constexpr int kWalWriteLock = 0;
 
 sqlite3_vfs* g_base = nullptr;
 sqlite3_vfs g_vfs;
-sqlite3_io_methods g_methods;
-std::atomic<uint64_t> g_asked{0}, g_made{0};
+sqlite3_io_methods g_wal_methods, g_db_methods;
+std::atomic<uint64_t> g_asked{0}, g_made{0}, g_dropped{0};
 
-struct File {
-  sqlite3_file base;   // methods: g_methods
-  sqlite3_file* real;  // the default VFS's file, in the same allocation after this struct
-  bool flush_after_next;  // the last write was a commit frame's header: flush after its page
-  sqlite3_int64 buf_off;
-  std::string* buf;  // WAL files only: frames not yet written
+// Both kinds of wrapped file start like this: our methods, then the default VFS's file.
+struct Wrapped {
+  sqlite3_file base;
+  sqlite3_file* real;  // in the same allocation, right after the wrapper
 };
 
-sqlite3_file* Real(sqlite3_file* f) { return reinterpret_cast<File*>(f)->real; }
+struct WalFile {
+  Wrapped w;
+  bool pass_through;   // no power-safe overwrite: SQLite pads and syncs mid-frame; no buffer
+  bool write_through;  // since the last commit header: every write goes out at once
+  sqlite3_int64 buf_off;
+  std::string* buf;  // frames not yet written
+  std::string* db_path;
+};
 
-int Flush(File* f) {
-  if (!f->buf || f->buf->empty()) return SQLITE_OK;
+struct DbFile {
+  Wrapped w;
+  std::string* path;
+};
+
+// The WAL files open in this process, by their database's path: a database file's connection
+// finds its WAL file here when it releases the write lock.
+std::mutex g_mu;
+std::unordered_multimap<std::string, WalFile*>* g_wal_files = nullptr;
+
+sqlite3_file* Real(sqlite3_file* f) { return reinterpret_cast<Wrapped*>(f)->real; }
+WalFile* Wal(sqlite3_file* f) { return reinterpret_cast<WalFile*>(f); }
+
+int Flush(WalFile* f) {
+  if (f->buf->empty()) return SQLITE_OK;
   int rc = SQLITE_OK;
   for (size_t done = 0; done < f->buf->size() && rc == SQLITE_OK; done += kMaxWrite) {
     const size_t n = std::min(kMaxWrite, f->buf->size() - done);
-    rc = f->real->pMethods->xWrite(f->real, f->buf->data() + done, static_cast<int>(n),
-                                   f->buf_off + static_cast<sqlite3_int64>(done));
+    rc = f->w.real->pMethods->xWrite(f->w.real, f->buf->data() + done, static_cast<int>(n),
+                                     f->buf_off + static_cast<sqlite3_int64>(done));
     g_made.fetch_add(1, std::memory_order_relaxed);
   }
   f->buf->clear();
-  f->flush_after_next = false;
   return rc;
 }
 
-int FlushFile(sqlite3_file* p) { return Flush(reinterpret_cast<File*>(p)); }
-
-uint32_t BigEndian32(const void* p) {
-  const auto* b = static_cast<const unsigned char*>(p);
+uint32_t BigEndian32(const char* p) {
+  const auto* b = reinterpret_cast<const unsigned char*>(p);
   return (uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | (uint32_t{b[2]} << 8) | b[3];
 }
 
-int Write(sqlite3_file* p, const void* data, int n, sqlite3_int64 off) {
-  File* f = reinterpret_cast<File*>(p);
+int WalWrite(sqlite3_file* p, const void* data, int n, sqlite3_int64 off) try {
+  WalFile* f = Wal(p);
   g_asked.fetch_add(1, std::memory_order_relaxed);
+  if (f->pass_through) {
+    g_made.fetch_add(1, std::memory_order_relaxed);
+    return f->w.real->pMethods->xWrite(f->w.real, data, n, off);
+  }
   std::string& buf = *f->buf;
   const auto* bytes = static_cast<const char*>(data);
-  const sqlite3_int64 end = f->buf_off + static_cast<sqlite3_int64>(buf.size());
   const bool was_empty = buf.empty();
+  bool commit_header = false;
+  if (n == kFrameHeader) {
+    // Bytes 4-7 of a frame header: the database size after a commit, 0 for other frames.
+    // From a commit header on, every write goes out at once until the next transaction's
+    // first header.
+    commit_header = BigEndian32(bytes + 4) != 0;
+    f->write_through = commit_header;
+  }
+  const sqlite3_int64 end = f->buf_off + static_cast<sqlite3_int64>(buf.size());
   if (!buf.empty() && off >= f->buf_off && off + n <= end) {
     std::memcpy(buf.data() + (off - f->buf_off), bytes, static_cast<size_t>(n));  // a rewrite
   } else {
@@ -72,93 +104,159 @@ int Write(sqlite3_file* p, const void* data, int n, sqlite3_int64 off) {
     if (buf.empty()) f->buf_off = off;
     buf.append(bytes, static_cast<size_t>(n));
   }
-  if (n == kFrameHeader) {
-    // Bytes 4-7 of a frame header: the database size after a commit, 0 for other frames. A
-    // commit header written after this transaction's other frames is followed by its page;
-    // one written alone may be SQLite rewriting checksums in place (after a cache spill),
-    // with no page to follow: it goes to the file now.
-    const bool commit = BigEndian32(bytes + 4) != 0;
-    int rc = commit && was_empty ? Flush(f) : SQLITE_OK;
-    f->flush_after_next = commit;  // a page that follows still goes out at once
-    return rc;
-  }
-  if (f->flush_after_next || buf.size() >= kMaxBuffered) return Flush(f);
+  // A commit header after this transaction's other frames is followed by its page: the two
+  // go out with them. One written alone may be SQLite rewriting checksums in place after a
+  // cache spill, with no page to follow: it goes out now.
+  if (commit_header && !was_empty) return SQLITE_OK;
+  if (f->write_through || buf.size() >= kMaxBuffered) return Flush(f);
   return SQLITE_OK;
+} catch (const std::bad_alloc&) {
+  return SQLITE_IOERR_NOMEM;
 }
 
-int Close(sqlite3_file* p) {
-  File* f = reinterpret_cast<File*>(p);
+int WalClose(sqlite3_file* p) {
+  WalFile* f = Wal(p);
   int rc = Flush(f);
-  int rc2 = f->real->pMethods ? f->real->pMethods->xClose(f->real) : SQLITE_OK;
+  {
+    std::lock_guard<std::mutex> lk(g_mu);
+    auto [a, b] = g_wal_files->equal_range(*f->db_path);
+    for (auto it = a; it != b; ++it) {
+      if (it->second == f) {
+        g_wal_files->erase(it);
+        break;
+      }
+    }
+  }
+  int rc2 = f->w.real->pMethods->xClose(f->w.real);
   delete f->buf;
-  f->buf = nullptr;
+  delete f->db_path;
   return rc != SQLITE_OK ? rc : rc2;
 }
 
-int Read(sqlite3_file* p, void* data, int n, sqlite3_int64 off) {
-  if (int rc = FlushFile(p); rc != SQLITE_OK) return rc;
+// Any other use of the WAL file sees the file as SQLite wrote it: the buffer goes out first.
+int WalRead(sqlite3_file* p, void* data, int n, sqlite3_int64 off) {
+  if (int rc = Flush(Wal(p)); rc != SQLITE_OK) return rc;
   return Real(p)->pMethods->xRead(Real(p), data, n, off);
 }
-int Truncate(sqlite3_file* p, sqlite3_int64 size) {
-  if (int rc = FlushFile(p); rc != SQLITE_OK) return rc;
+int WalTruncate(sqlite3_file* p, sqlite3_int64 size) {
+  if (int rc = Flush(Wal(p)); rc != SQLITE_OK) return rc;
   return Real(p)->pMethods->xTruncate(Real(p), size);
 }
-int Sync(sqlite3_file* p, int flags) {
-  if (int rc = FlushFile(p); rc != SQLITE_OK) return rc;
+int WalSync(sqlite3_file* p, int flags) {
+  if (int rc = Flush(Wal(p)); rc != SQLITE_OK) return rc;
   return Real(p)->pMethods->xSync(Real(p), flags);
 }
-int FileSize(sqlite3_file* p, sqlite3_int64* size) {
-  if (int rc = FlushFile(p); rc != SQLITE_OK) return rc;
+int WalFileSize(sqlite3_file* p, sqlite3_int64* size) {
+  if (int rc = Flush(Wal(p)); rc != SQLITE_OK) return rc;
   return Real(p)->pMethods->xFileSize(Real(p), size);
 }
-int Lock(sqlite3_file* p, int level) { return Real(p)->pMethods->xLock(Real(p), level); }
-int Unlock(sqlite3_file* p, int level) { return Real(p)->pMethods->xUnlock(Real(p), level); }
-int CheckReservedLock(sqlite3_file* p, int* out) {
-  return Real(p)->pMethods->xCheckReservedLock(Real(p), out);
-}
-int FileControl(sqlite3_file* p, int op, void* arg) {
-  if (int rc = FlushFile(p); rc != SQLITE_OK) return rc;
+int WalFileControl(sqlite3_file* p, int op, void* arg) {
+  if (int rc = Flush(Wal(p)); rc != SQLITE_OK) return rc;
   return Real(p)->pMethods->xFileControl(Real(p), op, arg);
+}
+
+// Plain forwarding, for both kinds.
+int Close(sqlite3_file* p) {
+  int rc = Real(p)->pMethods->xClose(Real(p));
+  delete reinterpret_cast<DbFile*>(p)->path;
+  return rc;
+}
+int Read(sqlite3_file* p, void* d, int n, sqlite3_int64 o) {
+  return Real(p)->pMethods->xRead(Real(p), d, n, o);
+}
+int Write(sqlite3_file* p, const void* d, int n, sqlite3_int64 o) {
+  return Real(p)->pMethods->xWrite(Real(p), d, n, o);
+}
+int Truncate(sqlite3_file* p, sqlite3_int64 s) { return Real(p)->pMethods->xTruncate(Real(p), s); }
+int Sync(sqlite3_file* p, int f) { return Real(p)->pMethods->xSync(Real(p), f); }
+int FileSize(sqlite3_file* p, sqlite3_int64* s) {
+  return Real(p)->pMethods->xFileSize(Real(p), s);
+}
+int Lock(sqlite3_file* p, int l) { return Real(p)->pMethods->xLock(Real(p), l); }
+int Unlock(sqlite3_file* p, int l) { return Real(p)->pMethods->xUnlock(Real(p), l); }
+int CheckReservedLock(sqlite3_file* p, int* o) {
+  return Real(p)->pMethods->xCheckReservedLock(Real(p), o);
+}
+int FileControl(sqlite3_file* p, int op, void* a) {
+  return Real(p)->pMethods->xFileControl(Real(p), op, a);
 }
 int SectorSize(sqlite3_file* p) { return Real(p)->pMethods->xSectorSize(Real(p)); }
 int DeviceCharacteristics(sqlite3_file* p) {
   return Real(p)->pMethods->xDeviceCharacteristics(Real(p));
 }
-int ShmMap(sqlite3_file* p, int page, int size, int extend, void volatile** out) {
-  return Real(p)->pMethods->xShmMap(Real(p), page, size, extend, out);
-}
-// A WAL file has no shared memory; these only forward.
-int ShmLock(sqlite3_file* p, int offset, int n, int flags) {
-  return Real(p)->pMethods->xShmLock(Real(p), offset, n, flags);
+int ShmMap(sqlite3_file* p, int pg, int sz, int ext, void volatile** o) {
+  return Real(p)->pMethods->xShmMap(Real(p), pg, sz, ext, o);
 }
 void ShmBarrier(sqlite3_file* p) { Real(p)->pMethods->xShmBarrier(Real(p)); }
 int ShmUnmap(sqlite3_file* p, int del) { return Real(p)->pMethods->xShmUnmap(Real(p), del); }
-int Fetch(sqlite3_file* p, sqlite3_int64 off, int n, void** out) {
-  if (int rc = FlushFile(p); rc != SQLITE_OK) return rc;
-  return Real(p)->pMethods->xFetch(Real(p), off, n, out);
+int Fetch(sqlite3_file* p, sqlite3_int64 o, int n, void** out) {
+  return Real(p)->pMethods->xFetch(Real(p), o, n, out);
 }
-int Unfetch(sqlite3_file* p, sqlite3_int64 off, void* ptr) {
-  return Real(p)->pMethods->xUnfetch(Real(p), off, ptr);
+int Unfetch(sqlite3_file* p, sqlite3_int64 o, void* ptr) {
+  return Real(p)->pMethods->xUnfetch(Real(p), o, ptr);
 }
 
-int Open(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* p, int flags, int* out_flags) {
-  // Any other file is the default VFS's own (szOsFile covers it): its calls go straight there.
-  if ((flags & SQLITE_OPEN_WAL) == 0) return g_base->xOpen(g_base, name, p, flags, out_flags);
-  File* f = reinterpret_cast<File*>(p);
-  f->real = reinterpret_cast<sqlite3_file*>(f + 1);
-  f->flush_after_next = false;
-  f->buf_off = 0;
-  f->buf = nullptr;
+// Releasing the WAL write lock ends a write transaction. A committed one left nothing
+// buffered; what is left belongs to one rolled back (frames spilled from the page cache,
+// never published): it is dropped, so it can never be written later over frames another
+// writer commits at the same offsets.
+int DbShmLock(sqlite3_file* p, int offset, int n, int flags) {
+  if (offset == kWalWriteLock && flags == (SQLITE_SHM_UNLOCK | SQLITE_SHM_EXCLUSIVE)) {
+    std::lock_guard<std::mutex> lk(g_mu);
+    auto [a, b] = g_wal_files->equal_range(*reinterpret_cast<DbFile*>(p)->path);
+    for (auto it = a; it != b; ++it) {
+      if (!it->second->buf->empty()) {
+        it->second->buf->clear();
+        g_dropped.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  }
+  return Real(p)->pMethods->xShmLock(Real(p), offset, n, flags);
+}
+
+int Open(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* p, int flags, int* out_flags) try {
+  const bool wal = (flags & SQLITE_OPEN_WAL) != 0;
+  if (!wal && (flags & SQLITE_OPEN_MAIN_DB) == 0) {
+    // Journals, temporary files: the default VFS's own (szOsFile covers them).
+    return g_base->xOpen(g_base, name, p, flags, out_flags);
+  }
+  auto* w = reinterpret_cast<Wrapped*>(p);
+  w->real = reinterpret_cast<sqlite3_file*>((wal ? sizeof(WalFile) : sizeof(DbFile)) +
+                                            reinterpret_cast<char*>(p));
   p->pMethods = nullptr;
-  int rc = g_base->xOpen(g_base, name, f->real, flags, out_flags);
-  if (rc != SQLITE_OK || f->real->pMethods == nullptr) {
-    // The default VFS may have left methods to close with even on failure.
-    if (f->real->pMethods) f->real->pMethods->xClose(f->real);
+  std::string db_path = name ? name : "";
+  if (wal && db_path.size() > 4) db_path.resize(db_path.size() - 4);  // "<database>-wal"
+  auto* path = new std::string(std::move(db_path));
+  int rc = g_base->xOpen(g_base, name, w->real, flags, out_flags);
+  if (rc != SQLITE_OK || w->real->pMethods == nullptr) {
+    // The default VFS may leave methods to close with even on failure.
+    if (w->real->pMethods) w->real->pMethods->xClose(w->real);
+    delete path;
     return rc != SQLITE_OK ? rc : SQLITE_CANTOPEN;
   }
+  if (!wal) {
+    reinterpret_cast<DbFile*>(p)->path = path;
+    p->pMethods = &g_db_methods;
+    return SQLITE_OK;
+  }
+  WalFile* f = Wal(p);
+  // Without power-safe overwrite (psow=0), synchronous=FULL pads a commit to a sector
+  // boundary and syncs in the middle of a frame: such a WAL is written as SQLite asks.
+  f->pass_through = !sqlite3_uri_boolean(name, "psow", 1) ||
+                    (w->real->pMethods->xDeviceCharacteristics(w->real) &
+                     SQLITE_IOCAP_POWERSAFE_OVERWRITE) == 0;
+  f->write_through = false;
+  f->buf_off = 0;
   f->buf = new std::string();
-  p->pMethods = &g_methods;
+  f->db_path = path;
+  {
+    std::lock_guard<std::mutex> lk(g_mu);
+    g_wal_files->emplace(*path, f);
+  }
+  p->pMethods = &g_wal_methods;
   return SQLITE_OK;
+} catch (const std::bad_alloc&) {
+  return SQLITE_NOMEM;
 }
 
 int Delete(sqlite3_vfs*, const char* name, int sync_dir) {
@@ -189,14 +287,19 @@ int CurrentTimeInt64(sqlite3_vfs*, sqlite3_int64* out) {
 void Register() {
   g_base = sqlite3_vfs_find(nullptr);
   if (!g_base || g_base->iVersion < 2 || !g_base->xCurrentTimeInt64) std::abort();
-  g_methods = sqlite3_io_methods{3,        Close,       Read,        Write,
-                                 Truncate, Sync,        FileSize,    Lock,
-                                 Unlock,   CheckReservedLock, FileControl, SectorSize,
-                                 DeviceCharacteristics, ShmMap, ShmLock, ShmBarrier,
-                                 ShmUnmap, Fetch,       Unfetch};
+  g_wal_files = new std::unordered_multimap<std::string, WalFile*>();
+  g_db_methods = sqlite3_io_methods{3, Close, Read, Write, Truncate, Sync, FileSize, Lock, Unlock,
+                                    CheckReservedLock, FileControl, SectorSize,
+                                    DeviceCharacteristics, ShmMap, DbShmLock, ShmBarrier,
+                                    ShmUnmap, Fetch, Unfetch};
+  // SQLite never maps or shares memory through a WAL file: version 1 methods.
+  g_wal_methods = sqlite3_io_methods{1, WalClose, WalRead, WalWrite, WalTruncate, WalSync,
+                                     WalFileSize, Lock, Unlock, CheckReservedLock,
+                                     WalFileControl, SectorSize, DeviceCharacteristics,
+                                     nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
   g_vfs = sqlite3_vfs{};
   g_vfs.iVersion = 2;
-  g_vfs.szOsFile = static_cast<int>(sizeof(File)) + g_base->szOsFile;
+  g_vfs.szOsFile = static_cast<int>(std::max(sizeof(WalFile), sizeof(DbFile))) + g_base->szOsFile;
   g_vfs.mxPathname = g_base->mxPathname;
   g_vfs.zName = kName;
   g_vfs.xOpen = Open;
@@ -224,7 +327,8 @@ const char* WalWriteVfsName() {
 }
 
 WalWriteCounts WalWrites() {
-  return {g_asked.load(std::memory_order_relaxed), g_made.load(std::memory_order_relaxed)};
+  return {g_asked.load(std::memory_order_relaxed), g_made.load(std::memory_order_relaxed),
+          g_dropped.load(std::memory_order_relaxed)};
 }
 
 }  // namespace conclave::store

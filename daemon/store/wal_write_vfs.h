@@ -7,17 +7,24 @@
 // Nothing is acknowledged earlier than before, and nothing another connection can see is
 // missing from the file:
 // - the buffer is written before COMMIT's frames are published: the commit frame is the last
-//   frame SQLite writes, and its wal-index header is updated only after it returns;
+//   frame SQLite writes, and its wal-index header is updated only after it returns; from a
+//   commit header on, every write goes out at once until the next transaction's first frame;
 // - any other use of the WAL file (read, sync, truncate, size, file control, close) writes the
 //   buffer first; a commit header with no frames before it (SQLite rewriting checksums in
 //   place after a cache spill) is written at once;
+// - frames of a transaction that rolled back (spilled from the page cache, never published)
+//   are dropped when the connection releases the WAL write lock, so they cannot land later
+//   over frames another writer committed at the same offsets;
 // - a failed write reports its error (SQLITE_FULL on a full disk) from the commit frame's
 //   write, so COMMIT fails as it did before;
 // - a crash loses only frames of a transaction whose COMMIT never returned, which SQLite's own
-//   WAL recovery ignores anyway (the commit frame is what makes a transaction).
-// Files other than WAL files are the default VFS's own: their calls never pass through here.
+//   WAL recovery ignores anyway (the commit frame is what makes a transaction);
+// - a database opened without power-safe overwrite (psow=0), where synchronous=FULL pads a
+//   commit and syncs in the middle of a frame, has its WAL written exactly as SQLite asks.
+// The database file is wrapped only to see the write lock's release; journals and temporary
+// files are the default VFS's own.
 // Thread-safety: a file belongs to one connection, used by one thread at a time (SQLite's
-// rule); the registration is once per process.
+// rule); the list of open WAL files is behind a mutex; registration is once per process.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +36,9 @@ const char* WalWriteVfsName();
 
 // Process-wide counts of WAL writes asked for by SQLite and made to the file (tests, bench).
 struct WalWriteCounts {
-  uint64_t asked = 0;
-  uint64_t made = 0;
+  uint64_t asked = 0;    // writes SQLite asked of a WAL file
+  uint64_t made = 0;     // writes made to the file
+  uint64_t dropped = 0;  // buffers of rolled-back frames dropped at the write lock's release
 };
 WalWriteCounts WalWrites();
 

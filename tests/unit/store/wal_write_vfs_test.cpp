@@ -3,7 +3,9 @@
 // that spilled and rewrote its frames in place survives as a crash image (the WAL copied with
 // no shared memory, so SQLite's recovery checks every checksum); a process killed between
 // commits loses nothing it committed; a write refused by the file system fails COMMIT and
-// leaves nothing half-visible.
+// leaves nothing half-visible; a rolled-back spill never lands over another writer's frames; a
+// database without power-safe overwrite under synchronous=FULL has every published frame in
+// the file.
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -62,6 +64,33 @@ void Insert(store::Database& db, int64_t id, size_t width = 200) {
       .Bind(4, id * 31)
       .Run();
 }
+
+// A connection through the VFS under test, as the daemon's is, with its own settings.
+struct Through {
+  sqlite3* db = nullptr;
+  int wal_frames = 0;  // the WAL's frame count after the last commit (sqlite3_wal_hook)
+  explicit Through(const std::string& uri, const std::string& pragmas) {
+    REQUIRE(sqlite3_open_v2(uri.c_str(), &db,
+                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
+                            store::WalWriteVfsName()) == SQLITE_OK);
+    Exec("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0; " + pragmas);
+    sqlite3_wal_hook(
+        db,
+        [](void* self, sqlite3*, const char*, int frames) {
+          static_cast<Through*>(self)->wal_frames = frames;
+          return SQLITE_OK;
+        },
+        this);
+  }
+  ~Through() { sqlite3_close_v2(db); }
+  void Exec(const std::string& sql) {
+    char* err = nullptr;
+    int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+    INFO(sql << ": " << (err ? err : ""));
+    sqlite3_free(err);
+    REQUIRE(rc == SQLITE_OK);
+  }
+};
 
 int64_t FileSize(const std::string& path) {
   struct stat st {};
@@ -225,4 +254,80 @@ TEST_CASE("a WAL write the file system refuses fails COMMIT and leaves nothing v
   t.db->Commit();
   CHECK(other.One("SELECT COUNT(*) FROM t") == "20");
   CHECK(other.One("PRAGMA integrity_check") == "ok");
+}
+
+TEST_CASE("frames of a rolled-back spill never land over another writer's commit", "[store]") {
+  char tmpl[] = "/tmp/cvwXXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::string path = dir + "/t.db";
+  {
+    Through ours(path, "PRAGMA cache_size=-64;");  // a small cache: the transaction spills
+    ours.Exec("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB); INSERT INTO t VALUES (1, 'one')");
+    Plain other(path);
+    REQUIRE(other.One("PRAGMA wal_checkpoint(TRUNCATE)") == "0");  // not busy: the WAL restarts
+    store::WalWriteCounts before = store::WalWrites();
+    ours.Exec("BEGIN; WITH RECURSIVE c(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM c WHERE i < 200) "
+              "INSERT INTO t SELECT i, randomblob(400) FROM c");
+    ours.Exec("ROLLBACK");
+    CHECK(store::WalWrites().dropped - before.dropped == 1);
+    // Another writer commits frames at the offsets the rolled-back ones had.
+    REQUIRE(other.One("INSERT INTO t VALUES (1000, 'other') RETURNING id") == "1000");
+    REQUIRE(other.One("INSERT INTO t VALUES (1001, 'other') RETURNING id") == "1001");
+    // Our connection reads the WAL again (a read writes out anything still buffered).
+    Plain check(path);
+    sqlite3_stmt* st = nullptr;
+    REQUIRE(sqlite3_prepare_v2(ours.db, "SELECT COUNT(*) || ',' || MAX(id) FROM t", -1, &st,
+                               nullptr) == SQLITE_OK);
+    REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+    CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))) == "3,1001");
+    sqlite3_finalize(st);
+    CHECK(check.One("SELECT COUNT(*) || ',' || MAX(id) FROM t") == "3,1001");
+  }
+  Plain reopened(path);
+  CHECK(reopened.One("PRAGMA integrity_check") == "ok");
+  CHECK(reopened.One("SELECT COUNT(*) || ',' || MAX(id) FROM t") == "3,1001");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("without power-safe overwrite, synchronous=FULL has every published frame in the file",
+          "[store]") {
+  char tmpl[] = "/tmp/cvwXXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::string path = dir + "/t.db";
+  {
+    // psow=0: SQLite pads each commit to a sector boundary and syncs in the middle of a frame.
+    Through ours("file:" + path + "?psow=0", "PRAGMA synchronous=FULL;");
+    ours.Exec("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)");
+    Plain other(path);
+    for (int i = 1; i <= 8; ++i) {
+      ours.Exec("INSERT INTO t VALUES (NULL, randomblob(9000))");
+      INFO("commit " << i << ", " << ours.wal_frames << " frames published");
+      CHECK(FileSize(path + "-wal") >= 32 + int64_t{ours.wal_frames} * (24 + 4096));
+      CHECK(other.One("SELECT COUNT(*) || ',' || SUM(LENGTH(v)) FROM t") ==
+            std::to_string(i) + "," + std::to_string(9000 * i));
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a commit bigger than one write survives as a crash image", "[store]") {
+  store::Database::Options opts;
+  opts.checkpoint_pages = 0;
+  TempDb t(false, opts);
+  Schema(*t.db);
+  store::WalWriteCounts before = store::WalWrites();
+  t.db->Begin();
+  for (int i = 0; i < 400; ++i) Insert(*t.db, i, 900);  // about 1 MiB of frames
+  t.db->Commit();
+  store::WalWriteCounts after = store::WalWrites();
+  CHECK(after.made - before.made >= 3);  // 124 KiB pieces
+  CHECK(after.made - before.made < (after.asked - before.asked) / 10);
+  std::string crash = t.dir + "/crash";
+  std::filesystem::create_directory(crash);
+  std::filesystem::copy_file(t.path(), crash + "/t.db");
+  std::filesystem::copy_file(t.path() + "-wal", crash + "/t.db-wal");
+  Plain image(crash + "/t.db");
+  CHECK(image.One("PRAGMA integrity_check") == "ok");
+  CHECK(image.One("SELECT COUNT(*) || ',' || SUM(c) FROM t") ==
+        "400," + std::to_string(31 * (399 * 400 / 2)));
 }
