@@ -9,8 +9,6 @@
 #include <mutex>
 #include <new>
 #include <string>
-#include <string_view>
-#include <unordered_map>
 
 namespace conclave::store {
 namespace {
@@ -36,24 +34,21 @@ struct Wrapped {
   sqlite3_file* real;  // in the same allocation, right after the wrapper
 };
 
+struct DbFile;
+
 struct WalFile {
   Wrapped w;
   bool pass_through;   // no power-safe overwrite: SQLite pads and syncs mid-frame; no buffer
   bool write_through;  // since the last commit header: every write goes out at once
   sqlite3_int64 buf_off;
   std::string* buf;  // frames not yet written
-  std::string* db_path;
+  DbFile* db;        // the same connection's database file (null: not opened through here)
 };
 
 struct DbFile {
   Wrapped w;
-  std::string* path;
+  WalFile* wal;  // the same connection's WAL file while it is open
 };
-
-// The WAL files open in this process, by their database's path: a database file's connection
-// finds its WAL file here when it releases the write lock.
-std::mutex g_mu;
-std::unordered_multimap<std::string, WalFile*>* g_wal_files = nullptr;
 
 sqlite3_file* Real(sqlite3_file* f) { return reinterpret_cast<Wrapped*>(f)->real; }
 WalFile* Wal(sqlite3_file* f) { return reinterpret_cast<WalFile*>(f); }
@@ -117,19 +112,9 @@ int WalWrite(sqlite3_file* p, const void* data, int n, sqlite3_int64 off) try {
 int WalClose(sqlite3_file* p) {
   WalFile* f = Wal(p);
   int rc = Flush(f);
-  {
-    std::lock_guard<std::mutex> lk(g_mu);
-    auto [a, b] = g_wal_files->equal_range(*f->db_path);
-    for (auto it = a; it != b; ++it) {
-      if (it->second == f) {
-        g_wal_files->erase(it);
-        break;
-      }
-    }
-  }
+  if (f->db) f->db->wal = nullptr;
   int rc2 = f->w.real->pMethods->xClose(f->w.real);
   delete f->buf;
-  delete f->db_path;
   return rc != SQLITE_OK ? rc : rc2;
 }
 
@@ -157,9 +142,9 @@ int WalFileControl(sqlite3_file* p, int op, void* arg) {
 
 // Plain forwarding, for both kinds.
 int Close(sqlite3_file* p) {
-  int rc = Real(p)->pMethods->xClose(Real(p));
-  delete reinterpret_cast<DbFile*>(p)->path;
-  return rc;
+  DbFile* d = reinterpret_cast<DbFile*>(p);
+  if (d->wal) d->wal->db = nullptr;  // SQLite closes the WAL first; this is a guard
+  return Real(p)->pMethods->xClose(Real(p));
 }
 int Read(sqlite3_file* p, void* d, int n, sqlite3_int64 o) {
   return Real(p)->pMethods->xRead(Real(p), d, n, o);
@@ -174,6 +159,32 @@ int FileSize(sqlite3_file* p, sqlite3_int64* s) {
 }
 int Lock(sqlite3_file* p, int l) { return Real(p)->pMethods->xLock(Real(p), l); }
 int Unlock(sqlite3_file* p, int l) { return Real(p)->pMethods->xUnlock(Real(p), l); }
+
+// What a transaction that rolled back left buffered (frames spilled from the page cache, never
+// published) is dropped when the connection's write transaction ends, so it can never be
+// written later over frames another writer commits at the same offsets. A committed
+// transaction leaves nothing buffered.
+void DropRolledBack(sqlite3_file* db_file) {
+  WalFile* wal = reinterpret_cast<DbFile*>(db_file)->wal;
+  if (wal && !wal->buf->empty()) {
+    wal->buf->clear();
+    g_dropped.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+// Database file: the end of a write transaction is the release of the WAL write lock (slot
+// 0) or, in exclusive locking mode (where that lock lives in heap memory), the unlock of the
+// database file when the connection leaves that mode.
+int DbShmLock(sqlite3_file* p, int offset, int n, int flags) {
+  if (offset == kWalWriteLock && flags == (SQLITE_SHM_UNLOCK | SQLITE_SHM_EXCLUSIVE)) {
+    DropRolledBack(p);
+  }
+  return Real(p)->pMethods->xShmLock(Real(p), offset, n, flags);
+}
+int DbUnlock(sqlite3_file* p, int level) {
+  DropRolledBack(p);
+  return Real(p)->pMethods->xUnlock(Real(p), level);
+}
 int CheckReservedLock(sqlite3_file* p, int* o) {
   return Real(p)->pMethods->xCheckReservedLock(Real(p), o);
 }
@@ -196,25 +207,7 @@ int Unfetch(sqlite3_file* p, sqlite3_int64 o, void* ptr) {
   return Real(p)->pMethods->xUnfetch(Real(p), o, ptr);
 }
 
-// Releasing the WAL write lock ends a write transaction. A committed one left nothing
-// buffered; what is left belongs to one rolled back (frames spilled from the page cache,
-// never published): it is dropped, so it can never be written later over frames another
-// writer commits at the same offsets.
-int DbShmLock(sqlite3_file* p, int offset, int n, int flags) {
-  if (offset == kWalWriteLock && flags == (SQLITE_SHM_UNLOCK | SQLITE_SHM_EXCLUSIVE)) {
-    std::lock_guard<std::mutex> lk(g_mu);
-    auto [a, b] = g_wal_files->equal_range(*reinterpret_cast<DbFile*>(p)->path);
-    for (auto it = a; it != b; ++it) {
-      if (!it->second->buf->empty()) {
-        it->second->buf->clear();
-        g_dropped.fetch_add(1, std::memory_order_relaxed);
-      }
-    }
-  }
-  return Real(p)->pMethods->xShmLock(Real(p), offset, n, flags);
-}
-
-int Open(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* p, int flags, int* out_flags) try {
+int Open(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* p, int flags, int* out_flags) {
   const bool wal = (flags & SQLITE_OPEN_WAL) != 0;
   if (!wal && (flags & SQLITE_OPEN_MAIN_DB) == 0) {
     // Journals, temporary files: the default VFS's own (szOsFile covers them).
@@ -224,18 +217,14 @@ int Open(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* p, int flags, int* o
   w->real = reinterpret_cast<sqlite3_file*>((wal ? sizeof(WalFile) : sizeof(DbFile)) +
                                             reinterpret_cast<char*>(p));
   p->pMethods = nullptr;
-  std::string db_path = name ? name : "";
-  if (wal && db_path.size() > 4) db_path.resize(db_path.size() - 4);  // "<database>-wal"
-  auto* path = new std::string(std::move(db_path));
   int rc = g_base->xOpen(g_base, name, w->real, flags, out_flags);
   if (rc != SQLITE_OK || w->real->pMethods == nullptr) {
     // The default VFS may leave methods to close with even on failure.
     if (w->real->pMethods) w->real->pMethods->xClose(w->real);
-    delete path;
     return rc != SQLITE_OK ? rc : SQLITE_CANTOPEN;
   }
   if (!wal) {
-    reinterpret_cast<DbFile*>(p)->path = path;
+    reinterpret_cast<DbFile*>(p)->wal = nullptr;
     p->pMethods = &g_db_methods;
     return SQLITE_OK;
   }
@@ -247,16 +236,23 @@ int Open(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* p, int flags, int* o
                      SQLITE_IOCAP_POWERSAFE_OVERWRITE) == 0;
   f->write_through = false;
   f->buf_off = 0;
-  f->buf = new std::string();
-  f->db_path = path;
-  {
-    std::lock_guard<std::mutex> lk(g_mu);
-    g_wal_files->emplace(*path, f);
+  f->db = nullptr;
+  try {
+    f->buf = new std::string();
+  } catch (const std::bad_alloc&) {
+    w->real->pMethods->xClose(w->real);
+    return SQLITE_NOMEM;
+  }
+  // The database file of the same connection (SQLite opens it first).
+  sqlite3_file* db_file = sqlite3_database_file_object(name);
+  if (db_file && db_file->pMethods == &g_db_methods) {
+    f->db = reinterpret_cast<DbFile*>(db_file);
+    f->db->wal = f;
+  } else {
+    f->pass_through = true;  // nothing would drop a rolled-back transaction's frames
   }
   p->pMethods = &g_wal_methods;
   return SQLITE_OK;
-} catch (const std::bad_alloc&) {
-  return SQLITE_NOMEM;
 }
 
 int Delete(sqlite3_vfs*, const char* name, int sync_dir) {
@@ -287,8 +283,7 @@ int CurrentTimeInt64(sqlite3_vfs*, sqlite3_int64* out) {
 void Register() {
   g_base = sqlite3_vfs_find(nullptr);
   if (!g_base || g_base->iVersion < 2 || !g_base->xCurrentTimeInt64) std::abort();
-  g_wal_files = new std::unordered_multimap<std::string, WalFile*>();
-  g_db_methods = sqlite3_io_methods{3, Close, Read, Write, Truncate, Sync, FileSize, Lock, Unlock,
+  g_db_methods = sqlite3_io_methods{3, Close, Read, Write, Truncate, Sync, FileSize, Lock, DbUnlock,
                                     CheckReservedLock, FileControl, SectorSize,
                                     DeviceCharacteristics, ShmMap, DbShmLock, ShmBarrier,
                                     ShmUnmap, Fetch, Unfetch};

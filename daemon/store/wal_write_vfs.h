@@ -13,18 +13,20 @@
 //   buffer first; a commit header with no frames before it (SQLite rewriting checksums in
 //   place after a cache spill) is written at once;
 // - frames of a transaction that rolled back (spilled from the page cache, never published)
-//   are dropped when the connection releases the WAL write lock, so they cannot land later
-//   over frames another writer committed at the same offsets;
+//   are dropped when the connection's write transaction ends (the WAL write lock's release,
+//   or in exclusive locking mode the database file's unlock), so they cannot land later over
+//   frames another writer committed at the same offsets;
 // - a failed write reports its error (SQLITE_FULL on a full disk) from the commit frame's
 //   write, so COMMIT fails as it did before;
 // - a crash loses only frames of a transaction whose COMMIT never returned, which SQLite's own
 //   WAL recovery ignores anyway (the commit frame is what makes a transaction);
 // - a database opened without power-safe overwrite (psow=0), where synchronous=FULL pads a
 //   commit and syncs in the middle of a frame, has its WAL written exactly as SQLite asks.
-// The database file is wrapped only to see the write lock's release; journals and temporary
-// files are the default VFS's own.
-// Thread-safety: a file belongs to one connection, used by one thread at a time (SQLite's
-// rule); the list of open WAL files is behind a mutex; registration is once per process.
+// The database file is wrapped only to see a write transaction end; its WAL file is linked to
+// it when opened (sqlite3_database_file_object). Journals and temporary files are the default
+// VFS's own.
+// Thread-safety: both files belong to one connection, used by one thread at a time (SQLite's
+// rule); registration is once per process.
 #pragma once
 
 #include <cstdint>

@@ -331,3 +331,35 @@ TEST_CASE("a commit bigger than one write survives as a crash image", "[store]")
   CHECK(image.One("SELECT COUNT(*) || ',' || SUM(c) FROM t") ==
         "400," + std::to_string(31 * (399 * 400 / 2)));
 }
+
+TEST_CASE("a rollback in exclusive locking mode leaves nothing to land after leaving it",
+          "[store]") {
+  char tmpl[] = "/tmp/cvwXXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::string path = dir + "/t.db";
+  {
+    Through ours(path, "");
+    ours.Exec("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB); INSERT INTO t VALUES (1, 'one')");
+    ours.Exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    // Exclusive mode keeps the WAL write lock in heap memory: no shared-memory unlock ends
+    // the transaction, the database file's unlock on leaving the mode does.
+    ours.Exec("PRAGMA cache_size=-64; PRAGMA locking_mode=EXCLUSIVE");
+    ours.Exec("BEGIN; WITH RECURSIVE c(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM c WHERE i < 400) "
+              "INSERT INTO t SELECT i, randomblob(400) FROM c");
+    ours.Exec("ROLLBACK");
+    ours.Exec("PRAGMA locking_mode=NORMAL; SELECT COUNT(*) FROM t");
+    Plain other(path);
+    REQUIRE(other.One("INSERT INTO t VALUES (1000, 'other') RETURNING id") == "1000");
+    REQUIRE(other.One("INSERT INTO t VALUES (1001, 'other') RETURNING id") == "1001");
+    sqlite3_stmt* st = nullptr;
+    REQUIRE(sqlite3_prepare_v2(ours.db, "SELECT COUNT(*) || ',' || MAX(id) FROM t", -1, &st,
+                               nullptr) == SQLITE_OK);
+    REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+    CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))) == "3,1001");
+    sqlite3_finalize(st);
+  }
+  Plain reopened(path);
+  CHECK(reopened.One("PRAGMA integrity_check") == "ok");
+  CHECK(reopened.One("SELECT COUNT(*) || ',' || MAX(id) FROM t") == "3,1001");
+  std::filesystem::remove_all(dir);
+}
