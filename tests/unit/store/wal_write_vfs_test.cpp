@@ -24,6 +24,24 @@ using conclave::testing::TempDb;
 
 namespace {
 
+// The first column of the first row of sql, or "error: ..." (empty when there is no row).
+std::string One(sqlite3* db, const std::string& sql) {
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) {
+    return std::string("error: ") + sqlite3_errmsg(db);
+  }
+  std::string out;
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) {
+    const unsigned char* t = sqlite3_column_text(st, 0);
+    out = t ? reinterpret_cast<const char*>(t) : "";
+  } else if (rc != SQLITE_DONE) {
+    out = std::string("error: ") + sqlite3_errmsg(db);
+  }
+  sqlite3_finalize(st);
+  return out;
+}
+
 // A plain connection through SQLite's default VFS, as another process would have.
 struct Plain {
   sqlite3* db = nullptr;
@@ -31,22 +49,7 @@ struct Plain {
     REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
   }
   ~Plain() { sqlite3_close_v2(db); }
-  std::string One(const std::string& sql) {
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) {
-      return std::string("error: ") + sqlite3_errmsg(db);
-    }
-    std::string out;
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-      const unsigned char* t = sqlite3_column_text(st, 0);
-      out = t ? reinterpret_cast<const char*>(t) : "";
-    } else if (rc != SQLITE_DONE) {
-      out = std::string("error: ") + sqlite3_errmsg(db);
-    }
-    sqlite3_finalize(st);
-    return out;
-  }
+  std::string One(const std::string& sql) { return ::One(db, sql); }
 };
 
 void Schema(store::Database& db) {
@@ -275,12 +278,7 @@ TEST_CASE("frames of a rolled-back spill never land over another writer's commit
     REQUIRE(other.One("INSERT INTO t VALUES (1001, 'other') RETURNING id") == "1001");
     // Our connection reads the WAL again (a read writes out anything still buffered).
     Plain check(path);
-    sqlite3_stmt* st = nullptr;
-    REQUIRE(sqlite3_prepare_v2(ours.db, "SELECT COUNT(*) || ',' || MAX(id) FROM t", -1, &st,
-                               nullptr) == SQLITE_OK);
-    REQUIRE(sqlite3_step(st) == SQLITE_ROW);
-    CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))) == "3,1001");
-    sqlite3_finalize(st);
+    CHECK(One(ours.db, "SELECT COUNT(*) || ',' || MAX(id) FROM t") == "3,1001");
     CHECK(check.One("SELECT COUNT(*) || ',' || MAX(id) FROM t") == "3,1001");
   }
   Plain reopened(path);
@@ -351,12 +349,7 @@ TEST_CASE("a rollback in exclusive locking mode leaves nothing to land after lea
     Plain other(path);
     REQUIRE(other.One("INSERT INTO t VALUES (1000, 'other') RETURNING id") == "1000");
     REQUIRE(other.One("INSERT INTO t VALUES (1001, 'other') RETURNING id") == "1001");
-    sqlite3_stmt* st = nullptr;
-    REQUIRE(sqlite3_prepare_v2(ours.db, "SELECT COUNT(*) || ',' || MAX(id) FROM t", -1, &st,
-                               nullptr) == SQLITE_OK);
-    REQUIRE(sqlite3_step(st) == SQLITE_ROW);
-    CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))) == "3,1001");
-    sqlite3_finalize(st);
+    CHECK(One(ours.db, "SELECT COUNT(*) || ',' || MAX(id) FROM t") == "3,1001");
   }
   Plain reopened(path);
   CHECK(reopened.One("PRAGMA integrity_check") == "ok");
