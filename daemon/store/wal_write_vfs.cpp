@@ -80,7 +80,6 @@ int WalWrite(sqlite3_file* p, const void* data, int n, sqlite3_int64 off) try {
   }
   std::string& buf = *f->buf;
   const auto* bytes = static_cast<const char*>(data);
-  const bool was_empty = buf.empty();
   bool commit_header = false;
   if (n == kFrameHeader) {
     // Bytes 4-7 of a frame header: the database size after a commit, 0 for other frames.
@@ -90,6 +89,7 @@ int WalWrite(sqlite3_file* p, const void* data, int n, sqlite3_int64 off) try {
     f->write_through = commit_header;
   }
   const sqlite3_int64 end = f->buf_off + static_cast<sqlite3_int64>(buf.size());
+  bool followed_by_page = false;  // a commit header appended after this transaction's frames
   if (!buf.empty() && off >= f->buf_off && off + n <= end) {
     std::memcpy(buf.data() + (off - f->buf_off), bytes, static_cast<size_t>(n));  // a rewrite
   } else {
@@ -98,11 +98,12 @@ int WalWrite(sqlite3_file* p, const void* data, int n, sqlite3_int64 off) try {
     }
     if (buf.empty()) f->buf_off = off;
     buf.append(bytes, static_cast<size_t>(n));
+    followed_by_page = commit_header && buf.size() > static_cast<size_t>(n);
   }
-  // A commit header after this transaction's other frames is followed by its page: the two
-  // go out with them. One written alone may be SQLite rewriting checksums in place after a
-  // cache spill, with no page to follow: it goes out now.
-  if (commit_header && !was_empty) return SQLITE_OK;
+  // A commit header appended after this transaction's other frames is followed by its page:
+  // the two go out with them. One written alone, or over bytes already buffered, may be SQLite
+  // rewriting checksums in place after a cache spill, with no page to follow: it goes out now.
+  if (followed_by_page) return SQLITE_OK;
   if (f->write_through || buf.size() >= kMaxBuffered) return Flush(f);
   return SQLITE_OK;
 } catch (const std::bad_alloc&) {
