@@ -19,21 +19,30 @@
 
 namespace conclave::testing {
 
-struct TempDb {
+// A fresh temporary directory, removed with everything in it when this goes out of scope
+// (also when a REQUIRE fails).
+struct TempDir {
   std::string dir;
+  TempDir() {
+    char t[] = "/tmp/cvuXXXXXX";  // mkdtemp's template
+    dir = mkdtemp(t);
+  }
+  ~TempDir() { std::filesystem::remove_all(dir); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+struct TempDb {
+  TempDir tmp;
+  std::string dir = tmp.dir;
   std::unique_ptr<store::Database> db;
   explicit TempDb(bool migrate = false, store::Database::Options opts = {}) {
-    char t[] = "/tmp/cvuXXXXXX";
-    dir = mkdtemp(t);
     db = std::make_unique<store::Database>(path(), opts);
     if (migrate && !store::ApplyMigrations(*db, store::EmbeddedMigrations()).ok()) {
       throw std::runtime_error("migrations failed");
     }
   }
-  ~TempDb() {
-    db.reset();
-    std::filesystem::remove_all(dir);
-  }
+  ~TempDb() { db.reset(); }  // closed before the directory goes
   std::string path() const { return dir + "/t.db"; }
 };
 

@@ -177,9 +177,8 @@ TEST_CASE("a spilled transaction that rewrote its frames survives as a crash ima
 
 TEST_CASE("a process killed between commits loses nothing it committed", "[store]") {
   for (int run = 0; run < 5; ++run) {
-    char tmpl[] = "/tmp/cvwXXXXXX";
-    std::string dir = mkdtemp(tmpl);
-    std::string path = dir + "/t.db";
+    conclave::testing::TempDir tmp;
+    std::string path = tmp.dir + "/t.db";
     int fds[2];
     REQUIRE(pipe(fds) == 0);
     pid_t pid = fork();
@@ -215,7 +214,6 @@ TEST_CASE("a process killed between commits loses nothing it committed", "[store
       CHECK(after.One("SELECT COUNT(*) FROM t WHERE id <= " + std::to_string(acked)) ==
             std::to_string(acked));
     }
-    std::filesystem::remove_all(dir);
   }
 }
 
@@ -260,9 +258,8 @@ TEST_CASE("a WAL write the file system refuses fails COMMIT and leaves nothing v
 }
 
 TEST_CASE("frames of a rolled-back spill never land over another writer's commit", "[store]") {
-  char tmpl[] = "/tmp/cvwXXXXXX";
-  std::string dir = mkdtemp(tmpl);
-  std::string path = dir + "/t.db";
+  conclave::testing::TempDir tmp;
+  std::string path = tmp.dir + "/t.db";
   {
     Through ours(path, "PRAGMA cache_size=-64;");  // a small cache: the transaction spills
     ours.Exec("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB); INSERT INTO t VALUES (1, 'one')");
@@ -284,14 +281,12 @@ TEST_CASE("frames of a rolled-back spill never land over another writer's commit
   Plain reopened(path);
   CHECK(reopened.One("PRAGMA integrity_check") == "ok");
   CHECK(reopened.One("SELECT COUNT(*) || ',' || MAX(id) FROM t") == "3,1001");
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("without power-safe overwrite, synchronous=FULL has every published frame in the file",
           "[store]") {
-  char tmpl[] = "/tmp/cvwXXXXXX";
-  std::string dir = mkdtemp(tmpl);
-  std::string path = dir + "/t.db";
+  conclave::testing::TempDir tmp;
+  std::string path = tmp.dir + "/t.db";
   {
     // psow=0: SQLite pads each commit to a sector boundary and syncs in the middle of a frame.
     Through ours("file:" + path + "?psow=0", "PRAGMA synchronous=FULL;");
@@ -305,7 +300,6 @@ TEST_CASE("without power-safe overwrite, synchronous=FULL has every published fr
             std::to_string(i) + "," + std::to_string(9000 * i));
     }
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a commit bigger than one write survives as a crash image", "[store]") {
@@ -332,9 +326,8 @@ TEST_CASE("a commit bigger than one write survives as a crash image", "[store]")
 
 TEST_CASE("a rollback in exclusive locking mode leaves nothing to land after leaving it",
           "[store]") {
-  char tmpl[] = "/tmp/cvwXXXXXX";
-  std::string dir = mkdtemp(tmpl);
-  std::string path = dir + "/t.db";
+  conclave::testing::TempDir tmp;
+  std::string path = tmp.dir + "/t.db";
   {
     Through ours(path, "");
     ours.Exec("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB); INSERT INTO t VALUES (1, 'one')");
@@ -354,5 +347,4 @@ TEST_CASE("a rollback in exclusive locking mode leaves nothing to land after lea
   Plain reopened(path);
   CHECK(reopened.One("PRAGMA integrity_check") == "ok");
   CHECK(reopened.One("SELECT COUNT(*) || ',' || MAX(id) FROM t") == "3,1001");
-  std::filesystem::remove_all(dir);
 }
