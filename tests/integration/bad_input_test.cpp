@@ -97,8 +97,8 @@ const std::set<std::string> kDocumented = {
 
 bool IsIdField(const std::string& name) {
   return name == "id" || name == "seq" || name == "after_seq" || name == "cursor" ||
-         name.size() > 3 && (name.compare(name.size() - 3, 3, "_id") == 0 ||
-                             name.compare(name.size() - 4, 4, "_ids") == 0) ||
+         (name.size() > 3 && (name.compare(name.size() - 3, 3, "_id") == 0 ||
+                              name.compare(name.size() - 4, 4, "_ids") == 0)) ||
          name == "deps";
 }
 
