@@ -142,6 +142,8 @@ TEST_CASE("a spilled transaction that rewrote its frames survives as a crash ima
   opts.cache_kib = 64;         // far smaller than the transaction: pages spill to the WAL
   opts.checkpoint_pages = 0;   // everything stays in the WAL, where recovery must find it
   TempDb t(false, opts);
+  // The daemon's connection never spills (see Database); the VFS must still carry a spill.
+  t.db->Exec("PRAGMA cache_spill=ON;");
   Schema(*t.db);
   // The files as a crash would leave them: database and WAL, no shared memory.
   auto image = [&](const std::string& name) {
@@ -151,11 +153,13 @@ TEST_CASE("a spilled transaction that rewrote its frames survives as a crash ima
     std::filesystem::copy_file(t.path() + "-wal", crash + "/t.db-wal");
     return crash + "/t.db";
   };
+  store::WalWriteCounts before = store::WalWrites();
   t.db->Begin();
   for (int i = 0; i < 3000; ++i) Insert(*t.db, i, 1000);
   // Every row again, twice: spilled pages are written again inside the same transaction.
   t.db->Exec("UPDATE t SET c = c + 1, b = b || 'x'");
   t.db->Exec("UPDATE t SET c = c + 1, b = b || 'y'");
+  CHECK(store::WalWrites().asked - before.asked > 1000);  // frames written before COMMIT
   t.db->Commit();
   {
     Plain crashed(image("after-big"));  // right after COMMIT returned
