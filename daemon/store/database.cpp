@@ -99,9 +99,10 @@ Database::Database(const std::string& path, const Options& options) : path_(path
     Exec("PRAGMA foreign_keys=ON;");
     Exec("PRAGMA cache_size=-" + std::to_string(options.cache_kib) + ";");
     // Dirty pages stay in memory until COMMIT, however many. SQLite 3.40.1 loses a commit on
-    // recovery after a transaction spilled to the WAL, rewrote a spilled page inside a
-    // savepoint and rolled back to it: the frames written next keep zero checksums. Every
-    // request runs in `SAVEPOINT op`; a transaction without spills never rewrites a frame.
+    // recovery after a transaction spilled to the WAL, rewrote a spilled page and then rolled
+    // part of itself back (ROLLBACK TO, or a statement failing on a constraint): the frames
+    // written next keep zero checksums. Every request runs in `SAVEPOINT op`; a transaction
+    // that never spills never rewrites a frame.
     Exec("PRAGMA cache_spill=OFF;");
     Exec("PRAGMA temp_store=MEMORY;");
     // No checkpoint inside COMMIT on this (the loop's) connection: see WalCheckpointer.

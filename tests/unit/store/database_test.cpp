@@ -156,43 +156,48 @@ TEST_CASE("the background checkpointer folds the WAL back, and nothing committed
 // appends afterwards keep zero checksums (sqlite3WalSavepointUndo leaves iReCksum past the
 // rolled-back end), so recovery stops there and drops that commit and every later one. The
 // daemon runs each request in `SAVEPOINT op`, so its connection never spills.
-TEST_CASE("a savepoint rolled back in a transaction bigger than the page cache loses no commit "
-          "when the process is killed",
-          "[store]") {
+TEST_CASE(
+    "a savepoint rolled back in a transaction bigger than the page cache loses no commit "
+    "when the process is killed",
+    "[store]") {
   conclave::testing::TempDir tmp;
   std::string path = tmp.dir + "/t.db";
   int acks[2];
   REQUIRE(pipe(acks) == 0);
   pid_t pid = fork();
   REQUIRE(pid >= 0);
-  if (pid == 0) {
+  if (pid == 0) {  // the child never returns into the test runner, whatever happens
     close(acks[0]);
-    store::Database::Options opts;
-    opts.cache_kib = 64;        // a 400 KiB transaction would spill many times over
-    opts.checkpoint_pages = 0;  // everything stays in the WAL, where recovery must find it
-    store::Database db(path, opts);
-    db.Exec("CREATE TABLE t(id INTEGER PRIMARY KEY, a TEXT, b TEXT)");
-    auto insert = [&](int64_t id, char fill) {
-      db.Prepare("INSERT INTO t(id, a, b) VALUES (?, ?, ?)")
-          .Bind(1, id)
-          .Bind(2, std::string(1000, fill))
-          .Bind(3, std::to_string(id))
-          .Run();
-    };
-    db.Begin();
-    for (int64_t i = 0; i < 200; ++i) insert(i, 'a');
-    db.Savepoint();  // a request that writes a lot, rewrites it, then fails
-    for (int64_t i = 200; i < 400; ++i) insert(i, 'b');
-    db.Exec("UPDATE t SET b = b || 'x' WHERE id >= 200");
-    db.RollbackTo();
-    db.Release();
-    insert(1000, 'm');
-    db.Commit();
-    db.Begin();  // a later, small commit
-    insert(1001, 'n');
-    db.Commit();
-    char ok = 1;
-    if (write(acks[1], &ok, 1) != 1) _exit(1);  // both acknowledged
+    try {
+      store::Database::Options opts;
+      opts.cache_kib = 64;        // a 400 KiB transaction would spill many times over
+      opts.checkpoint_pages = 0;  // everything stays in the WAL, where recovery must find it
+      store::Database db(path, opts);
+      db.Exec("CREATE TABLE t(id INTEGER PRIMARY KEY, a TEXT, b TEXT)");
+      auto insert = [&](int64_t id, char fill) {
+        db.Prepare("INSERT INTO t(id, a, b) VALUES (?, ?, ?)")
+            .Bind(1, id)
+            .Bind(2, std::string(1000, fill))
+            .Bind(3, std::to_string(id))
+            .Run();
+      };
+      db.Begin();
+      for (int64_t i = 0; i < 200; ++i) insert(i, 'a');
+      db.Savepoint();  // a request that writes a lot, rewrites it, then fails
+      for (int64_t i = 200; i < 400; ++i) insert(i, 'b');
+      db.Exec("UPDATE t SET b = b || 'x' WHERE id >= 200");
+      db.RollbackTo();
+      db.Release();
+      insert(1000, 'm');
+      db.Commit();
+      db.Begin();  // a later, small commit
+      insert(1001, 'n');
+      db.Commit();
+      char ok = 1;
+      if (write(acks[1], &ok, 1) != 1) _exit(1);  // both acknowledged
+    } catch (...) {
+      _exit(2);
+    }
     pause();
     _exit(0);
   }
@@ -204,6 +209,7 @@ TEST_CASE("a savepoint rolled back in a transaction bigger than the page cache l
   waitpid(pid, &st, 0);
   close(acks[0]);
   REQUIRE(acked);
+  CHECK(WIFSIGNALED(st));
   store::Database after(path, {});  // recovery reads the WAL and checks every checksum
   auto one = [&](const char* sql) {
     auto q = after.Prepare(sql);
