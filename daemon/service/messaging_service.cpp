@@ -248,7 +248,15 @@ StatusOr<std::vector<domain::MessageRecord>> MessagingService::Backlog(
     const domain::MessageFilter& filter, int64_t after_seq, int limit) {
   Status v = ValidateFilter(filter);
   if (!v.ok()) return v;
-  return core_.messages.After(filter, after_seq, limit);
+  auto page = core_.messages.After(filter, after_seq, limit);
+  // This connection also sees the batch still open on it, which may yet roll back (and its
+  // sequence numbers be given again). Only what has committed — published, so at most the
+  // bus's last_seq — is backlog; the rest reaches a subscriber when it is published.
+  int64_t committed = core_.bus.last_seq();
+  page.erase(std::find_if(page.begin(), page.end(),
+                          [&](const domain::MessageRecord& m) { return m.seq > committed; }),
+             page.end());
+  return page;
 }
 
 StatusOr<std::vector<domain::MessageRecord>> MessagingService::Inbox(

@@ -1,4 +1,5 @@
-// Unit tests: address resolution — handles and group addresses (service/messaging_service).
+// Unit tests: address resolution — handles and group addresses; the Watch backlog shows only
+// committed messages (service/messaging_service).
 #include <catch2/catch.hpp>
 #include <set>
 
@@ -39,6 +40,61 @@ TEST_CASE("addresses resolve to handles — groups to their members — unknown 
   CHECK(m.ResolveAddress("@family:zz", "").status().code() == Code::kNotFound);
   CHECK(m.ResolveAddress("@bogus", "").status().code() == Code::kInvalidArgument);
   CHECK(m.ResolveAddress("", "").status().code() == Code::kInvalidArgument);
+}
+
+
+// A Watch's backlog is read on the loop's connection, which also sees the batch still open
+// on it. A message from a batch that may roll back must never be streamed: its sequence
+// number can be given again to another message, which the watcher would then skip.
+TEST_CASE("the Watch backlog holds only committed messages; the rest arrive live once published",
+          "[service][watch]") {
+  testing::ServiceHarness h;
+  auto& core = *h.core;
+  auto& m = h.services->messaging;
+  auto emit = [&](const std::string& subject) {
+    domain::MessageRecord r;
+    r.type = "status";
+    r.from = "alice";
+    r.to = "coordinator";
+    r.subject = subject;
+    core.Emit(r);
+    return r.seq;
+  };
+  auto subjects = [&](int64_t after) {
+    auto page = m.Backlog({}, after, 500);
+    REQUIRE(page.ok());
+    std::vector<std::string> out;
+    for (const auto& r : *page) out.push_back(r.subject);
+    return out;
+  };
+  REQUIRE(core.batcher.Write([&] { return emit("first") > 0 ? Status::Ok() : Internal("no seq"); }).ok());
+  h.Settle();  // committed and published
+  REQUIRE(subjects(0) == std::vector<std::string>{"first"});
+
+  // A request that wrote a message and then failed: its savepoint rolls back, and the next
+  // message takes the same sequence number — all while the batch is still open.
+  int64_t phantom = 0, real = 0;
+  CHECK(core.batcher.Write([&] {
+    phantom = emit("phantom");
+    return Internal("the request failed after writing");
+  }).code() == Code::kInternal);
+  REQUIRE(core.batcher.Write([&] {
+    real = emit("real");
+    return Status::Ok();
+  }).ok());
+  CHECK(real == phantom);  // SQLite gives the rolled-back number again
+  REQUIRE(core.db.InTransaction());
+  CHECK(subjects(0) == std::vector<std::string>{"first"});  // nothing uncommitted
+
+  // A watcher that went live after that backlog gets the real message once it commits.
+  std::vector<std::string> live;
+  m.Subscribe({}, m.LastSeq(), [&](const domain::MessageRecord& r) {
+    live.push_back(r.subject);
+    return true;
+  });
+  h.Settle();
+  CHECK(live == std::vector<std::string>{"real"});
+  CHECK(subjects(0) == std::vector<std::string>{"first", "real"});
 }
 
 }  // namespace
