@@ -60,6 +60,8 @@ class CommitBatcher {
   bool broken() const { return mode_ == Mode::kBroken; }
   const std::string& reason() const { return reason_; }
   int64_t commits() const { return commits_; }
+  // True while this loop turn's writes wait for their COMMIT.
+  bool pending() const { return txn_.open(); }
   // Called whenever the mode changes (health reporting).
   void OnModeChange(std::function<void(Mode)> fn) { on_mode_change_ = std::move(fn); }
   void SetProbeIntervalMs(int64_t ms) { probe_interval_ms_ = ms; }

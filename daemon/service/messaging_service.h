@@ -81,9 +81,14 @@ class MessagingService {
   void Unsubscribe(uint64_t id) { core_.bus.RemoveWatcher(id); }
   // The highest committed sequence number: a cursor that misses nothing after it.
   int64_t LastSeq() const { return core_.bus.last_seq(); }
-  // Runs fn(ok) once what this loop turn wrote has committed (reads answer after it, so no
-  // client sees a write that could still roll back).
-  void AfterCommit(std::function<void(bool)> fn) { core_.batcher.AfterCommit(std::move(fn)); }
+  // For a read's reply: runs fn(ok) once what this loop turn wrote has committed (reads answer
+  // after it, so no client sees a write that could still roll back). With nothing waiting to
+  // commit, what the read saw is committed: ok, whether or not the store takes writes (a full
+  // disk must not hide the status that reports it).
+  void AfterCommit(std::function<void(bool)> fn) {
+    if (!core_.batcher.pending()) return fn(true);
+    core_.batcher.AfterCommit(std::move(fn));
+  }
 
   // Resolves an address to recipient handles (NOT_FOUND for unknown/empty, never dropped).
   StatusOr<std::vector<std::string>> ResolveAddress(const std::string& address,

@@ -1,7 +1,9 @@
 // Unit tests: address resolution — handles and group addresses; the Watch backlog shows only
 // committed messages (service/messaging_service).
 #include <catch2/catch.hpp>
+#include <optional>
 #include <set>
+#include <sqlite3.h>
 
 #include "service_harness.h"
 
@@ -95,6 +97,44 @@ TEST_CASE("the Watch backlog holds only committed messages; the rest arrive live
   h.Settle();
   CHECK(live == std::vector<std::string>{"real"});
   CHECK(subjects(0) == std::vector<std::string>{"first", "real"});
+}
+
+// Reads answer after the turn's COMMIT; a turn with nothing to commit has nothing to wait for,
+// so a full disk (writes refused) must not turn status and inbox reads into errors.
+TEST_CASE("with the disk full, reads still answer; a read in a batch that fails does not",
+          "[service][batcher]") {
+  testing::ServiceHarness h;
+  auto& core = *h.core;
+  auto& m = h.services->messaging;
+  bool full = false;
+  h.db->SetFaultHookForTest([&](std::string_view sql) {
+    return full && sql.find("COMMIT") != std::string_view::npos ? SQLITE_FULL : SQLITE_OK;
+  });
+  auto write = [&] {
+    return core.batcher.Write([&] {
+      domain::MessageRecord r;
+      r.type = "status";
+      r.from = "alice";
+      r.to = "coordinator";
+      r.subject = "s";
+      core.Emit(r);
+      return Status::Ok();
+    });
+  };
+  full = true;
+  REQUIRE(write().ok());
+  std::optional<bool> in_failed_batch;
+  m.AfterCommit([&](bool ok) { in_failed_batch = ok; });  // saw the batch that will roll back
+  h.Settle();
+  REQUIRE(core.batcher.mode() == service::CommitBatcher::Mode::kDiskFull);
+  CHECK(in_failed_batch == false);
+
+  std::optional<bool> idle_read;
+  m.AfterCommit([&](bool ok) { idle_read = ok; });
+  CHECK(idle_read == true);  // nothing pending: answered at once, and OK
+  auto inbox = m.Inbox(domain::Caller{}, {}, 50);
+  CHECK(inbox.ok());
+  CHECK(write().code() == Code::kResourceExhausted);  // writes are still refused
 }
 
 }  // namespace
