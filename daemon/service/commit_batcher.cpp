@@ -55,6 +55,10 @@ Status CommitBatcher::Write(const std::function<Status()>& fn) {
       after_commit_.resize(actions_mark);
     }
   } catch (const store::StoreError& e) {
+    // This request's changes may still be in the transaction: nothing of the batch commits
+    // (Flush abandons it), and nothing of this request is published or acted on.
+    pending_messages_.resize(messages_mark);
+    after_commit_.resize(actions_mark);
     EnterMode(Mode::kBroken, e.what());
     return Refusal();
   }
@@ -77,9 +81,22 @@ void CommitBatcher::WhenWritable(std::function<void()> fn) {
 
 void CommitBatcher::Flush() {
   if (txn_.open()) {
-    store::CommitResult r = txn_.Commit();
+    store::CommitResult r;
+    bool abandoned = mode_ == Mode::kBroken;
+    if (abandoned) {
+      // A savepoint could not be released or rolled back: what the batch holds is not known.
+      txn_.Abandon();
+      r.outcome = store::CommitOutcome::kUnknown;
+      r.error = reason_;
+      spdlog::critical("a savepoint failed; the batch is rolled back, refusing further writes: {}",
+                       r.error);
+    } else {
+      r = txn_.Commit();
+    }
     if (r.ok()) {
       ++commits_;
+    } else if (abandoned) {
+      // already broken
     } else if (r.outcome == store::CommitOutcome::kFull) {
       spdlog::error("COMMIT failed, the disk is full; refusing writes until space returns: {}",
                     r.error);

@@ -38,6 +38,15 @@ CommitResult Transaction::Commit() {
   return r;
 }
 
+void Transaction::Abandon() {
+  if (!open_) return;
+  open_ = false;
+  try {
+    db_.Rollback();
+  } catch (const StoreError&) {
+  }
+}
+
 bool Transaction::ProbeWritable(std::string* error) {
   try {
     db_.Exec("BEGIN IMMEDIATE");

@@ -34,6 +34,7 @@ class Transaction {
   void ReleaseSavepoint();   // throws StoreError
   void RollbackSavepoint();  // rolls the request back; throws StoreError
   CommitResult Commit();     // never throws; rolls back on failure
+  void Abandon();            // rolls the whole transaction back; never throws
   // Writes the smallest change that needs new space on disk, in its own transaction: true
   // once a write can land again (the disk-full probe).
   bool ProbeWritable(std::string* error);

@@ -2,6 +2,7 @@
 // store/transaction), with faults injected into a real SQLite file and a fake clock.
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
+#include <optional>
 #include <sqlite3.h>
 
 #include "../store/temp_db.h"
@@ -126,6 +127,34 @@ TEST_CASE("disk full inside a write: that write is refused and the store stops t
   f.clock.Advance(1000);
   f.Run();
   CHECK(f.batcher.mode() == service::CommitBatcher::Mode::kWriting);
+}
+
+TEST_CASE("a savepoint that cannot be rolled back stops the batch: nothing of it commits",
+          "[service][batcher]") {
+  Fixture f;
+  f.t.db->SetFaultHookForTest([&](std::string_view sql) {
+    return sql == "ROLLBACK TO op" ? SQLITE_IOERR : SQLITE_OK;
+  });
+  REQUIRE(f.Insert("before").ok());  // an earlier request of the same batch
+  std::optional<bool> ack;
+  f.batcher.AfterCommit([&](bool ok) { ack = ok; });
+  bool acted = false;
+  Status failed = f.batcher.Write([&]() -> Status {
+    auto m = Msg("failing", "status");
+    f.ms.Insert(m);
+    f.batcher.Publish(m);
+    f.batcher.AfterCommit([&](bool) { acted = true; });
+    return Internal("the request failed after writing");
+  });
+  CHECK(failed.code() == Code::kUnavailable);
+  f.Run();
+  CHECK(f.batcher.mode() == service::CommitBatcher::Mode::kBroken);
+  CHECK(ack == false);  // the earlier request learns its write did not land
+  CHECK_FALSE(acted);   // the failed request's own action never runs
+  CHECK(f.published.empty());
+  CHECK(f.Rows("before") == 0);
+  CHECK(f.Rows("failing") == 0);
+  CHECK(f.Insert("after").code() == Code::kUnavailable);
 }
 
 TEST_CASE("a COMMIT with an unknown outcome stops every later write until restart",
