@@ -5,11 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
 #include <cerrno>
 #include <chrono>
 
 #include "exec/child_process.h"
 #include "exec/child_registry.h"
+#include "exec/sandbox.h"
 
 extern char** environ;
 
@@ -27,6 +30,21 @@ CommandResult ProcessCommandRunner::RunWithInput(const std::vector<std::string>&
   SpawnSpec spec;
   spec.argv = argv;
   spec.cwd = cwd;
+  if (!argv.empty() && argv[0] == "git") {
+    // The repositories the daemon runs git in are writable by sandboxed workers: never follow
+    // a planted redirect, and never start a file-system monitor a config names.
+    std::string dir = cwd;
+    for (size_t i = 1; i + 1 < argv.size(); ++i) {
+      if (argv[i] != "-C") continue;
+      const std::string& c = argv[i + 1];
+      dir = !c.empty() && c[0] == '/' ? c : dir + "/" + c;
+    }
+    if (std::string why = PlantedGitRedirect(dir); !why.empty()) {
+      spdlog::error("not running git in {}: {}", dir, why);
+      return r;
+    }
+    spec.argv.insert(spec.argv.begin() + 1, {"-c", "core.fsmonitor=false"});
+  }
   for (char** e = environ; e && *e; ++e) spec.env.push_back(*e);
   auto child = SpawnChild(spec);
   if (!child.ok()) return r;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -324,6 +325,10 @@ Status PrepareLaunch(LaunchPlan& plan) {
                           plan.sandbox.dispatch_dir + "/findings_schema.json"}) {
       plan.sandbox.readonly.push_back(f);
     }
+    if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg) {
+      plan.sandbox.runtime_dirs.push_back(xdg);
+    }
+    plan.sandbox.runtime_dirs.push_back("/run/user/" + std::to_string(geteuid()));
     if (Status s = ResolveSandboxPaths(plan.sandbox); !s.ok()) return s;
     plan.spec.argv = BwrapArgv(plan.sandbox, plan.spec.argv);
   }

@@ -63,9 +63,14 @@ GitDirs FindGitDirs(const std::string& cwd) {
     fs::path dotgit = dir / ".git";
     if (fs::is_directory(dotgit, ec)) {
       g.git_dir = Canonical(dotgit.string());
+      g.common_dir = g.git_dir;  // never a commondir file's (see the header)
+      g.dot_git = g.git_dir;
+      if (g.git_dir.empty()) g = GitDirs{};
+      return g;
     } else if (fs::is_regular_file(dotgit, ec)) {
+      g.dot_git = Canonical(dotgit.string());
       std::string line = ReadFirstLine(dotgit);
-      if (line.rfind("gitdir:", 0) != 0) return g;
+      if (line.rfind("gitdir:", 0) != 0) return GitDirs{};
       std::string target = line.substr(7);
       target.erase(0, target.find_first_not_of(' '));
       fs::path t(target);
@@ -87,6 +92,27 @@ GitDirs FindGitDirs(const std::string& cwd) {
   return g;
 }
 
+std::string PlantedGitRedirect(const std::string& dir) {
+  std::error_code ec;
+  fs::path start = fs::absolute(dir, ec);
+  if (ec) return "";
+  for (fs::path d = start; !d.empty(); d = d.parent_path()) {
+    fs::path dotgit = d / ".git";
+    if (fs::is_directory(dotgit, ec)) {
+      fs::path planted = dotgit / "commondir";
+      if (fs::exists(fs::symlink_status(planted, ec))) {
+        return planted.string() +
+               " exists: a main repository's .git never has one, so it was planted to send git "
+               "to another config (which can run code); remove it after checking what it names";
+      }
+      return "";
+    }
+    if (fs::exists(fs::symlink_status(dotgit, ec))) return "";  // a linked worktree's file
+    if (d == d.root_path()) break;
+  }
+  return "";
+}
+
 Status ResolveSandboxPaths(SandboxPaths& p) {
   std::string cwd = Canonical(p.cwd);
   if (cwd.empty()) return FailedPrecondition("sandbox: the working directory " + p.cwd + " does not exist");
@@ -103,6 +129,14 @@ Status ResolveSandboxPaths(SandboxPaths& p) {
     if (!c.empty()) ro.push_back(c);
   }
   p.readonly = std::move(ro);
+  std::vector<std::string> runtime;
+  for (const auto& d : p.runtime_dirs) {
+    std::string c = Canonical(d);
+    if (!c.empty() && std::find(runtime.begin(), runtime.end(), c) == runtime.end()) {
+      runtime.push_back(c);
+    }
+  }
+  p.runtime_dirs = std::move(runtime);
   if (IsUnder(p.cwd, p.state_dir) && !IsUnder(p.cwd, p.dispatch_dir)) {
     return FailedPrecondition("sandbox: the terminal's directory " + p.cwd +
                               " is inside the daemon's state directory, which a sandboxed worker "
@@ -118,6 +152,9 @@ std::vector<std::string> BwrapArgv(const SandboxPaths& p, const std::vector<std:
   if (!p.state_dir.empty()) mounts.push_back({Kind::kHideDir, p.state_dir});
   if (!p.socket.empty() && MayHide(Parent(p.socket), p)) {
     mounts.push_back({Kind::kHideDir, Parent(p.socket)});
+  }
+  for (const auto& d : p.runtime_dirs) {
+    if (MayHide(d, p) && !IsUnder(p.cwd, d)) mounts.push_back({Kind::kHideDir, d});
   }
   if (!p.config_file.empty()) {
     std::string dir = Parent(p.config_file);
@@ -140,6 +177,13 @@ std::vector<std::string> BwrapArgv(const SandboxPaths& p, const std::vector<std:
         mounts.push_back({Kind::kBindTry, g.common_dir + sub});
       }
       mounts.push_back({Kind::kBind, g.git_dir});
+      // What ties the worktree to its repository stays as it is: rewritten, it would point
+      // the daemon's own git (run after the worker) at a git dir and config of the worker's.
+      mounts.push_back({Kind::kReadOnlyTry, g.git_dir + "/commondir"});
+      mounts.push_back({Kind::kReadOnlyTry, g.git_dir + "/gitdir"});
+      if (!g.dot_git.empty() && g.dot_git != g.git_dir) {
+        mounts.push_back({Kind::kReadOnlyTry, g.dot_git});
+      }
     }
     mounts.push_back({Kind::kReadOnlyTry, g.common_dir + "/hooks"});
     mounts.push_back({Kind::kReadOnlyTry, g.common_dir + "/config"});

@@ -22,11 +22,19 @@ namespace conclave::exec {
 struct GitDirs {
   std::string git_dir;     // the worktree's own (.git, or <common>/worktrees/<name>)
   std::string common_dir;  // objects, refs, logs (== git_dir in the main worktree)
+  std::string dot_git;     // the .git found (a directory, or a linked worktree's file)
 };
 
-// Walks up from cwd to the first .git (a directory, or a file "gitdir: PATH"); reads
-// <git_dir>/commondir when present.
+// Walks up from cwd to the first .git (a directory, or a file "gitdir: PATH"); a file's
+// gitdir may name its common dir in <git_dir>/commondir. A .git directory is always its own
+// common dir: a main repository never has a commondir file, and one there was planted (it
+// would point every git run at a config of the planter's choosing).
 GitDirs FindGitDirs(const std::string& cwd);
+
+// Why the daemon must not run git in dir ("" when it may): a .git directory at or above dir
+// holding a commondir file — a redirect a worker could plant from inside the sandbox, where
+// the .git directory is writable — would make git read a config that runs code.
+std::string PlantedGitRedirect(const std::string& dir);
 
 struct SandboxPaths {
   std::string cwd;           // read-write; the worker starts here
@@ -38,6 +46,9 @@ struct SandboxPaths {
   std::string home;          // the worker's real HOME when it is not isolated, "" otherwise
   std::string state_dir;     // hidden
   std::string config_file;   // its directory hidden ("" when the daemon has no config file)
+  // The user's runtime directory (XDG_RUNTIME_DIR, /run/user/UID), hidden: its sockets (the
+  // session bus, systemd's) would let a worker start a process outside the sandbox.
+  std::vector<std::string> runtime_dirs;
   std::vector<std::string> readonly;  // bound read-only at the same path (home_files)
   GitDirs git;
 };

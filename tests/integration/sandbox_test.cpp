@@ -342,3 +342,87 @@ TEST_CASE("doctor says when a sandboxed profile cannot have its sandbox", "[sand
 }
 
 }  // namespace
+
+// The daemon runs git in the worker's repository after the worker (the claims check, partial
+// work, flow commits), outside the sandbox. A worker may not point that git at a git dir of
+// its own, whose config would run its code there: not by rewriting a linked worktree's .git
+// file, nor by planting a commondir file in a main repository's .git.
+TEST_CASE("a sandboxed worker cannot make the daemon's git run its code", "[.][sandbox]") {
+  SkipUnlessBwrapRuns();
+  DaemonFixture d;
+  auto p = d.FakeProfile("boxed", "fakefam");
+  p["sandbox"] = "bwrap";
+  d.WriteProfile("boxed", p);
+  d.Start();
+  std::string repo = d.dir() + "/repo", wt = d.dir() + "/wt";
+  std::filesystem::create_directories(repo);
+  Git(repo, "init -q -b main . && echo hi > a.txt && git add a.txt && git -c user.email=t@x -c "
+            "user.name=t commit -qm init && git worktree add -q -b feature ../wt");
+  d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", "in-wt", "--cwd", wt});
+  d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", "in-main", "--cwd", repo});
+  // A git dir of the worker's making: the repository's objects and refs, and a config whose
+  // file-system monitor is a script that leaves a mark where the sandbox cannot write.
+  auto fake_git_dir = [](const std::string& src, const std::string& mark) {
+    return "FAKE: sh mkdir .x && cp -r " + src + "/objects " + src + "/refs " + src +
+           "/HEAD .x/ && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = "
+           "%s/.x/h\\n' \"$PWD\" > .x/config && printf '#!/bin/sh\\ntouch " + mark +
+           "\\n' > .x/h && chmod +x .x/h\n";
+  };
+  struct Case {
+    std::string terminal, mark, brief;
+  };
+  std::vector<Case> cases = {
+      {"in-wt", d.dir() + "/pwned-wt",
+       fake_git_dir(repo + "/.git", d.dir() + "/pwned-wt") +
+           "FAKE: sh printf 'gitdir: %s/.x\\n' \"$PWD\" > .git\n"},
+      {"in-main", d.dir() + "/pwned-main",
+       fake_git_dir(repo + "/.git", d.dir() + "/pwned-main") +
+           "FAKE: sh echo \"$PWD/.x\" > .git/commondir\n"}};
+  for (const auto& c : cases) {
+    INFO(c.terminal);
+    // The mark is writable outside the sandbox only: the script runs the moment any git run
+    // outside reads the planted config. The change claimed makes the daemon check it with git.
+    std::string brief = c.brief + "FAKE: write claimed.txt changed\nFAKE: changes claimed.txt\n";
+    std::string t =
+        d.CliJson({"task", "create", "--brief", "-"}, brief)["task"]["id"].get<std::string>();
+    d.CliJson({"dispatch", "--task", t, "--to", c.terminal});
+    auto done = WaitDone(d, t);
+    INFO(done.dump());
+    // The commands ran (the planting itself may fail: the worktree's .git is read-only)...
+    CHECK(Payload(done)["result"]["text"].get<std::string>().find("SH[mkdir .x") !=
+          std::string::npos);
+    // ...and nothing of the worker's ran outside.
+    CHECK(!std::filesystem::exists(c.mark));
+  }
+  // The planted redirect in the main repository is refused, and the log says what to remove.
+  CHECK(d.daemon_log().find("commondir exists") != std::string::npos);
+}
+
+// The user's runtime directory holds the session bus and systemd's socket: through them a
+// worker could start a process outside the sandbox, which the daemon would take for the
+// coordinator.
+TEST_CASE("a sandboxed worker does not see the user's runtime directory", "[.][sandbox]") {
+  SkipUnlessBwrapRuns();
+  DaemonFixture d;
+  // Outside /tmp, which the sandbox replaces wholesale anyway.
+  std::string runtime =
+      std::string(CONCLAVE_BINARY_DIR) + "/sandbox-runtime-" + std::to_string(getpid());
+  std::filesystem::create_directories(runtime);
+  struct RemoveAfter {
+    std::string dir;
+    ~RemoveAfter() { std::filesystem::remove_all(dir); }
+  } remove_runtime{runtime};
+  std::ofstream(runtime + "/bus") << "a stand-in for the session bus";
+  d.SetLauncher({}, {"XDG_RUNTIME_DIR=" + runtime});
+  std::string work = StartBoxed(d);
+  std::string t = d.CliJson({"task", "create", "--brief", "-"},
+                            "FAKE: try-read " + runtime + "/bus\nFAKE: try-read " + std::string(CONCLAVE_BINARY_DIR) + "/CMakeCache.txt\n")["task"]["id"]
+                      .get<std::string>();
+  d.CliJson({"dispatch", "--task", t, "--to", "w1"});
+  std::string out = Payload(WaitDone(d, t))["result"]["text"].get<std::string>();
+  INFO(out);
+  CHECK(Line(out, "READ[" + runtime + "/bus]").find("error=") != std::string::npos);
+  CHECK(out.find("a stand-in for the session bus") == std::string::npos);
+  CHECK(Line(out, "READ[" + std::string(CONCLAVE_BINARY_DIR) + "/CMakeCache.txt]").find("] ok ") !=
+        std::string::npos);  // what is beside it stays readable
+}

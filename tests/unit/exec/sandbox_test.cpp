@@ -34,7 +34,8 @@ SandboxPaths Paths() {
   p.socket = "/run/user/1000/conclave/conclave.sock";
   p.home = "/home/u";
   p.config_file = "/home/u/.config/conclave/config.json";
-  p.git = {"/home/u/proj/repo/.git/worktrees/wt", "/home/u/proj/repo/.git"};
+  p.git = {"/home/u/proj/repo/.git/worktrees/wt", "/home/u/proj/repo/.git",
+           "/home/u/proj/wt/.git"};
   return p;
 }
 
@@ -94,7 +95,25 @@ TEST_CASE("bwrap: a linked worktree's commit dirs are writable, hooks and config
   CHECK(MountAt(argv, "--bind", common + "/worktrees/wt") > ro_common);
   CHECK(MountAt(argv, "--ro-bind-try", common + "/hooks") > ro_common);
   CHECK(MountAt(argv, "--ro-bind-try", common + "/config") > ro_common);
-  CHECK(MountAt(argv, "--bind", "/home/u/proj/wt") > 0);
+  long cwd = MountAt(argv, "--bind", "/home/u/proj/wt");
+  CHECK(cwd > 0);
+  // What ties the worktree to its repository is not the worker's to rewrite.
+  long own = MountAt(argv, "--bind", common + "/worktrees/wt");
+  CHECK(MountAt(argv, "--ro-bind-try", common + "/worktrees/wt/commondir") > own);
+  CHECK(MountAt(argv, "--ro-bind-try", common + "/worktrees/wt/gitdir") > own);
+  CHECK(MountAt(argv, "--ro-bind-try", "/home/u/proj/wt/.git") > cwd);
+}
+
+TEST_CASE("bwrap: the user's runtime directory is hidden, the dispatch's socket bound inside it",
+          "[sandbox]") {
+  SandboxPaths p = Paths();
+  p.runtime_dirs = {"/run/user/1000"};
+  auto argv = BwrapArgv(p, {"x"});
+  long hide = MountAt(argv, "--tmpfs", "/run/user/1000");
+  REQUIRE(hide > 0);
+  CHECK(MountAt(argv, "--bind", "/run/user/1000/conclave/conclave.sock") > hide);
+  p.cwd = "/run/user/1000/work";  // a worktree there stays visible
+  CHECK(MountAt(BwrapArgv(p, {"x"}), "--tmpfs", "/run/user/1000") < 0);
 }
 
 TEST_CASE("bwrap: a main worktree's .git is writable but its hooks and config stay read-only",
@@ -144,6 +163,16 @@ TEST_CASE("FindGitDirs reads a linked worktree's gitdir and commondir", "[sandbo
   GitDirs main = FindGitDirs(root + "/repo");
   CHECK(main.git_dir == root + "/repo/.git");
   CHECK(main.common_dir == root + "/repo/.git");
+  // A main repository's .git never has a commondir: one there is a planted redirect, which
+  // neither the sandbox nor the daemon's git follows.
+  CHECK(PlantedGitRedirect(root + "/repo").empty());
+  std::ofstream(root + "/repo/.git/commondir") << root << "/elsewhere\n";
+  main = FindGitDirs(root + "/repo");
+  CHECK(main.common_dir == root + "/repo/.git");
+  CHECK(PlantedGitRedirect(root + "/repo").find("commondir exists") != std::string::npos);
+  fs::create_directories(root + "/repo/deep/er");
+  CHECK(PlantedGitRedirect(root + "/repo/deep/er").find("commondir exists") != std::string::npos);
+  CHECK(PlantedGitRedirect(root + "/wt/sub").empty());  // a linked worktree's own commondir
   SandboxPaths p;
   p.cwd = root + "/repo/.git/..";
   p.state_dir = root + "/repo";
