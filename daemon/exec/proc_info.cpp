@@ -95,9 +95,9 @@ bool StillRunning(pid_t pid, int64_t expected_start_time) {
 Ancestry ReadAncestry(pid_t pid, pid_t ancestor) {
   Ancestry a;
   pid_t cur = pid;
-  for (int depth = 0; depth < 256 && cur > 1; ++depth) {
+  for (int depth = 0; depth < 4096 && cur > 1; ++depth) {
     if (cur == ancestor) {
-      a.descends = true;
+      a.descends = a.complete = true;
       return a;
     }
     auto st = ReadProcStat(cur);
@@ -106,6 +106,7 @@ Ancestry ReadAncestry(pid_t pid, pid_t ancestor) {
     cur = st->ppid;
   }
   a.descends = cur == ancestor;
+  a.complete = cur <= 1 || a.descends;
   return a;
 }
 

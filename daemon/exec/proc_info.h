@@ -48,6 +48,9 @@ struct ProcessLink {
 struct Ancestry {
   std::vector<ProcessLink> chain;
   bool descends = false;
+  // The walk reached init (or the ancestor). False when it stopped early — a link unreadable
+  // or gone, or a chain deeper than the walk goes — so "not a descendant" is not known.
+  bool complete = false;
 };
 Ancestry ReadAncestry(pid_t pid, pid_t ancestor);
 

@@ -42,7 +42,9 @@ Caller Callers::Resolve(const PeerInfo& peer) {
     }
     return c;
   }
-  if (!peer.ancestry.descends) return c;
+  // Not known to be outside the daemon's tree (a chain too deep to walk, a link gone or
+  // unreadable): fail closed, as a worker's process bound to no dispatch.
+  if (!peer.ancestry.descends && peer.ancestry.complete) return c;
   c.role = CallerRole::kUnboundWorker;
   if (auto d = runs_.DispatchOf(peer.ancestry.chain)) {
     c.role = CallerRole::kWorker;
