@@ -111,6 +111,9 @@ Status MessagingService::BindSender(SendInput& in, bool is_reply) {
     if (in.dispatch_token.empty()) {
       return refuse("a process started by a worker must present its dispatch token");
     }
+    if (!is_reply && !domain::IsWorkerReportType(m.type)) {
+      return refuse("a worker may send only worker_done, heartbeat, status, question or escalation");
+    }
     return Status::Ok();  // the token binds it (CheckWorkerReport)
   }
   if (m.dispatch_id != 0 && m.dispatch_id != c.dispatch_id) {

@@ -188,3 +188,44 @@ TEST_CASE("a secret a worker prints raw, base64, URL-encoded or split is nowhere
 }
 
 }  // namespace
+
+// A process the worker started and cut loose (new session, double fork) is a worker bound to
+// no dispatch; with the dispatch's token it may report, like the worker — and no more.
+TEST_CASE("a worker's detached child with the dispatch token sends only worker report types",
+          "[trust]") {
+  DaemonFixture d;
+  Start(d);
+  std::string pre = std::string("FAKE: try-cli setsid-env --socket ") + d.socket() + " send --to coordinator ";
+  std::string brief;
+  for (const char* type : {"flow", "dispatch", "decision_gate", "reply"}) {
+    brief += pre + "--type " + type + " --subject detached-" + type + "\n";
+  }
+  brief += pre + "--type status --subject detached-status\n";
+  std::string t = Task(d, brief);
+  d.CliJson({"dispatch", "--task", t, "--to", "w1"});
+  std::string out = ResultText(WaitDone(d, t));
+  INFO(out);
+  std::istringstream lines(out);
+  int refused = 0, sent = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("TRY[", 0) != 0) continue;
+    INFO(line);
+    if (line.find("--type status") != std::string::npos) {
+      sent += line.find(" exit=0 ") != std::string::npos;
+    } else {
+      CHECK(line.find(" exit=0 ") == std::string::npos);
+      refused += line.find("may send only") != std::string::npos;
+    }
+  }
+  CHECK(refused == 4);
+  CHECK(sent == 1);  // the report itself goes through: the token binds it
+  auto inbox = d.CliJson({"inbox", "--task", t, "--limit", "100"});
+  int detached = 0;
+  for (const auto& m : inbox["messages"]) {
+    std::string subject = m["subject"];
+    if (subject.rfind("detached-", 0) != 0) continue;
+    ++detached;
+    CHECK(subject == "detached-status");
+  }
+  CHECK(detached == 1);
+}

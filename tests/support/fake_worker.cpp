@@ -17,7 +17,8 @@
 // An adversarial worker (the trust tests):
 //   try-cli MODE ARGS   run $CONCLAVE_CLI ARGS (split on spaces); MODE env = as given,
 //                       noenv = every CONCLAVE_* variable removed, setsid = noenv in a new
-//                       session after a double fork; prints "TRY[ARGS] exit=N err=<stderr>"
+//                       session after a double fork, setsid-env = the same keeping the
+//                       environment; prints "TRY[ARGS] exit=N err=<stderr>"
 //   save-env NAME FILE  write the variable's raw value to FILE (outside the daemon's view)
 //   leak-env NAME       print the value raw, base64-encoded at three offsets, URL-encoded, and
 //                       across a 16 KiB read boundary of the daemon's pipe
@@ -134,7 +135,7 @@ std::string TryCli(const std::string& spec) {
   if (p == 0) {
     dup2(err_pipe[1], 2);
     close(err_pipe[0]);
-    if (mode != "env") {
+    if (mode != "env" && mode != "setsid-env") {
       std::vector<std::string> names;
       for (char** e = environ; e && *e; ++e) {
         std::string kv = *e;
@@ -142,7 +143,7 @@ std::string TryCli(const std::string& spec) {
       }
       for (const auto& n : names) unsetenv(n.c_str());
     }
-    if (mode == "setsid") {
+    if (mode == "setsid" || mode == "setsid-env") {
       // A new session, then a double fork: the CLI's parent is gone and it is re-parented
       // away from the worker (to the daemon, as subreaper, or to init).
       setsid();
