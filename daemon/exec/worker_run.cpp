@@ -200,7 +200,9 @@ void WorkerRun::OnExited(int exit_code, int term_signal) {
   if (open_streams_ > 0) {
     eof_timer_.expires_after(limits_.eof_grace);
     eof_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-      if (ec) return;
+      // Finished meanwhile (the handler was already queued): the leader is reaped, and its
+      // group id may be someone else's now.
+      if (ec || self->phase_ == Phase::kFinished) return;
       self->KillGroupIfPinned();
       boost::system::error_code ignore;
       self->stdout_.close(ignore);
@@ -306,6 +308,9 @@ void WorkerRun::Stop(domain::StopReason reason, const std::string& detail) {
 
 void WorkerRun::MaybeFinish() {
   if (phase_ != Phase::kExited || open_streams_ > 0) return;
+  // The output ended after the leader exited: what is left of its group (a member that let
+  // go of the pipes) goes now, while the leader's zombie still pins the group id.
+  KillGroupIfPinned();
   Reap();
   if (sweeper_) sweeper_->SweepAfterExit(Marks());
   phase_ = Phase::kFinished;

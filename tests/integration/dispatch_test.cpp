@@ -221,6 +221,26 @@ TEST_CASE("hard timeout kills the whole process tree, leaving no survivors", "[d
   d.CliJson({"task", "cancel", id});
 }
 
+// A member of the worker's group that still held its output when the worker exited, and let
+// go of it before the grace ran out: nothing finds it by its environment (it has none), so
+// the group kill at the end of the run is what ends it.
+TEST_CASE("a group member that drops its output after the worker exits is killed with the run",
+          "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  std::string pidfile = d.dir() + "/linger.pid";
+  std::string id = CreateTask(d, "FAKE: linger " + pidfile + "\n");
+  d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+  auto p = Payload(WaitDone(d, id));
+  CHECK(p["state"] == "succeeded");
+  pid_t member = 0;
+  std::ifstream(pidfile) >> member;
+  REQUIRE(member > 0);
+  CHECK(WaitFor([&] { return ProcessGone(member); }, 10s));
+  if (!ProcessGone(member)) kill(member, SIGKILL);
+}
+
 // A grandchild that called setsid and was re-parented away (to the daemon, as subreaper) is
 // not in the worker's process group: signalling the group alone leaves it running forever.
 TEST_CASE("a setsid grandchild is stopped on normal completion, timeout, cancel and shutdown",

@@ -35,6 +35,8 @@
 //   try-read PATH       print "READ[PATH] ok N bytes" or "READ[PATH] error=<strerror>"
 //   try-write PATH      create PATH: "WRITE[PATH] ok" or "WRITE[PATH] error=<strerror>"
 //   sh COMMAND          run /bin/sh -c COMMAND: "SH[COMMAND] exit=N"
+//   linger FILE         leave a member of the group that drops its pipes and environment once
+//                       the worker exits; its pid goes to FILE
 #include <fcntl.h>
 // Silent but working (liveness from CPU/IO, not output):
 //   busy-silent MS      burn CPU for MS milliseconds, printing nothing
@@ -385,6 +387,29 @@ int main(int argc, char** argv) {
         signal(SIGTERM, SIG_IGN);  // only SIGKILL of the group ends it
         for (;;) pause();
       }
+      std::ofstream(rest) << p;
+    } else if (verb == "linger") {
+      // A member of the worker's process group that outlives it: it holds stdout until the
+      // worker has exited, then lets go of every pipe and execs with no environment (so no
+      // sweep by environment finds it), leaving its pid in the file named.
+      int gone[2];
+      if (pipe(gone) != 0) return 1;
+      std::cout.flush();
+      pid_t p = fork();
+      if (p == 0) {
+        close(gone[1]);
+        char b;
+        while (read(gone[0], &b, 1) < 0 && errno == EINTR) {
+        }  // EOF: the worker has exited
+        int null = open("/dev/null", O_RDWR);
+        for (int fd = 0; fd < 3; ++fd) dup2(null, fd);
+        char arg0[] = "sleep", arg1[] = "600";
+        char* av[] = {arg0, arg1, nullptr};
+        char* ev[] = {nullptr};
+        execve("/bin/sleep", av, ev);
+        _exit(127);
+      }
+      close(gone[0]);  // the write end stays open until this process exits
       std::ofstream(rest) << p;
     } else if (verb == "escapee") {
       int fds[2];
