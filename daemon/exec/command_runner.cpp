@@ -94,13 +94,32 @@ CommandResult ProcessCommandRunner::RunWithInput(const std::vector<std::string>&
   for (int fd : fds) {
     if (fd >= 0) close(fd);
   }
+  // The output ended, but the command may run on (a notifier that sent its output elsewhere
+  // and hangs on the network): its exit is waited for only until the same deadline.
+  bool in_time = eof;
+  if (eof && child->pidfd >= 0) {
+    in_time = false;
+    for (;;) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      deadline - std::chrono::steady_clock::now())
+                      .count();
+      if (left <= 0) break;
+      pollfd p{child->pidfd, POLLIN, 0};
+      int n = poll(&p, 1, static_cast<int>(left));
+      if (n > 0) {
+        in_time = true;
+        break;
+      }
+      if (n < 0 && errno != EINTR) break;
+    }
+  }
   if (child->pidfd >= 0) close(child->pidfd);
-  if (!eof) kill(-child->pid, SIGKILL);
+  if (!in_time) kill(-child->pid, SIGKILL);
   int status = 0;
   pid_t reaped = WaitPid(child->pid, &status, 0);
   ChildRegistry::Instance().Untrack(child->pid);
-  r.timed_out = !eof;
-  if (eof && reaped == child->pid && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  r.timed_out = !in_time;
+  if (in_time && reaped == child->pid && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   return r;
 }
 
