@@ -98,6 +98,15 @@ int SignalProcesses(const std::vector<ProcStat>& procs, int sig) {
   return sent;
 }
 
+bool SignalGroupOfLeader(pid_t leader, int64_t start_time, int sig) {
+  if (leader <= 1 || start_time == 0) return false;
+  int fd = static_cast<int>(syscall(SYS_pidfd_open, leader, 0));
+  if (fd < 0) return false;  // gone (or no pidfds): the group is not known to be its
+  bool sent = ReadProcStartTime(leader) == start_time && kill(-leader, sig) == 0;
+  close(fd);
+  return sent;
+}
+
 bool HasUntrackedChildren() {
   // An orphan is re-parented to the subreaper's first live thread, the thread-group leader
   // (the kernel's find_alive_thread), so only the leader's list can hold one; the children

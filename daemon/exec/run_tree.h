@@ -37,6 +37,10 @@ struct RunMarks {
 std::vector<ProcStat> FindRunProcesses(const RunMarks& marks);
 // Sends sig to each process still alive with the same start time; returns how many.
 int SignalProcesses(const std::vector<ProcStat>& procs, int sig);
+// Sends sig to the process group of `leader` only while that very process (same start time)
+// still holds its pid — alive or an unreaped zombie, pinned by a pidfd while checked — so a
+// group id freed and reused by someone else is never signalled. True when sent.
+bool SignalGroupOfLeader(pid_t leader, int64_t start_time, int sig);
 // True when the daemon has a direct child that no owner tracks (ChildRegistry): an orphan
 // re-parented to it, i.e. something left a run's process group.
 bool HasUntrackedChildren();

@@ -24,12 +24,11 @@ using domain::TerminalState;
 void Recovery::StopSurvivors(const std::vector<domain::Dispatch>& running) {
   // The groups of the workers still running, only when /proc still shows the very process we
   // started (same start time).
-  std::vector<pid_t> groups;
+  std::vector<std::pair<pid_t, int64_t>> groups;  // leader, its start time
   for (const auto& d : running) {
-    if (d.pid > 1 && exec::SameProcess(d.pid, d.proc_start)) {
+    if (d.pid > 1 && exec::SignalGroupOfLeader(d.pid, d.proc_start, SIGTERM)) {
       spdlog::info("recovery: stopping surviving worker group {} of dispatch {}", d.pid, d.id);
-      exec::SignalGroup(d.pid, SIGTERM);
-      groups.push_back(d.pid);
+      groups.push_back({d.pid, d.proc_start});
     }
   }
   // Everything else an earlier run of this daemon started, whatever became of its dispatch
@@ -52,7 +51,8 @@ void Recovery::StopSurvivors(const std::vector<domain::Dispatch>& running) {
     if (!any) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  for (pid_t p : groups) exec::SignalGroup(p, SIGKILL);
+  // A leader reaped during the grace (by init) freed its group id: its members are in procs.
+  for (const auto& [leader, start] : groups) exec::SignalGroupOfLeader(leader, start, SIGKILL);
   exec::SignalProcesses(procs, SIGKILL);  // start times checked: never a recycled pid
   // What they forked during the grace.
   exec::SignalProcesses(FindLeftovers(), SIGKILL);

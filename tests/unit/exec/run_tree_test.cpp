@@ -109,3 +109,30 @@ TEST_CASE("run tree: the leader's descendants are found without any mark, and it
   int st = 0;
   waitpid(c->pid, &st, 0);
 }
+
+TEST_CASE("run tree: a group is signalled through its leader only while that leader holds its pid",
+          "[exec]") {
+  exec::SpawnSpec spec;
+  spec.argv = {"/bin/sh", "-c", "sleep 60 & echo $!; wait"};
+  spec.env = {"PATH=/usr/bin:/bin"};
+  spec.cwd = "/";
+  auto c = exec::SpawnChild(spec);
+  REQUIRE(c.ok());
+  pid_t member = std::atoi(ReadLine(c->stdout_fd).c_str());
+  REQUIRE(member > 0);
+  int member_fd = static_cast<int>(syscall(SYS_pidfd_open, member, 0));
+  REQUIRE(member_fd >= 0);
+  int64_t start = exec::ReadProcStartTime(c->pid);
+  REQUIRE(start > 0);
+  // Another process's start time under the same pid: not this leader, nothing sent.
+  CHECK_FALSE(exec::SignalGroupOfLeader(c->pid, start + 1, SIGKILL));
+  pollfd p{member_fd, POLLIN, 0};
+  CHECK(poll(&p, 1, 0) == 0);  // the member still runs
+  CHECK(exec::SignalGroupOfLeader(c->pid, start, SIGKILL));
+  CHECK(ExitsSoon(member_fd));
+  close(member_fd);
+  int st = 0;
+  REQUIRE(waitpid(c->pid, &st, 0) == c->pid);
+  // Reaped: its pid (and group id) are free for anyone; nothing is sent any more.
+  CHECK_FALSE(exec::SignalGroupOfLeader(c->pid, start, SIGKILL));
+}
