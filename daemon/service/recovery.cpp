@@ -184,17 +184,33 @@ void Recovery::Run() {
       (void)exec::StitchCappedLog(dir + "/stdout.log", cap);
     });
   }
+  if (!running.empty()) {
+    spdlog::info("recovery: {} interrupted dispatch(es) to re-queue", running.size());
+  }
+  Settle(std::move(running));
+}
+
+void Recovery::Settle(std::vector<domain::Dispatch> running) {
+  auto again = [this, running] {
+    spdlog::error("recovery: not written; it runs again once the store takes writes");
+    core_.batcher.WhenWritable([this, running] { Settle(running); });
+  };
   Status s = core_.batcher.Write([&]() -> Status {
-    for (const auto& d : running) Requeue(d);
+    for (const auto& d : running) {
+      // A second try finds them as the first left them; anything else ended them meanwhile.
+      auto now = core_.dispatches.Get(d.id);
+      if (now && now->state == DispatchState::kRunning) Requeue(d);
+    }
     ReconcileTerminals();
     return Status::Ok();
   });
-  if (!s.ok()) spdlog::error("recovery failed: {}", s.message());
-  if (!running.empty()) {
-    spdlog::info("recovery: {} interrupted dispatch(es) re-queued", running.size());
+  if (!s.ok()) {
+    spdlog::error("recovery failed: {}", s.message());
+    return again();
   }
-  core_.batcher.AfterCommit([this](bool ok) {
-    if (ok) scheduler_.Pump();
+  core_.batcher.AfterCommit([this, again](bool ok) {
+    if (!ok) return again();
+    scheduler_.Pump();
   });
 }
 

@@ -31,6 +31,9 @@ class Recovery {
   // Processes an earlier run of this daemon started for this store's dispatches (their
   // environment's dispatch id and token check out), with their descendants.
   std::vector<exec::ProcStat> FindLeftovers();
+  // Ends the interrupted dispatches (re-queued, or failed as a crash loop) and frees their
+  // terminals in one write; a write that cannot land (a full disk) runs again once one can.
+  void Settle(std::vector<domain::Dispatch> running);
   void Requeue(domain::Dispatch d);
   void FailCrashLoop(domain::Dispatch d);
   void FreeTerminal(const domain::Dispatch& d);
