@@ -106,6 +106,9 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token,
                            std::optional<Resume> resume) {
   auto d = core_.dispatches.Get(dispatch_id);
   if (!d || d->state != DispatchState::kRunning) return;
+  if (stopping_) {
+    return NotLaunched(dispatch_id, StopReason::kShutdown, "shutdown before the worker started");
+  }
   auto t = core_.tasks.Get(d->task_id);
   auto term = core_.terminals.Get(d->terminal);
   const exec::Profile* p = core_.profiles.Find(d->profile);
@@ -402,6 +405,10 @@ std::optional<domain::Dispatch> RunSupervisor::DispatchOf(
 
 void RunSupervisor::StopAll(std::function<void()> done) {
   all_stopped_ = std::move(done);
+  stopping_ = true;
+  // Dispatches this loop turn started launch after their COMMIT: commit now, so they are
+  // recorded as stopped by the shutdown (Launch refuses) and waited for, not spawned after it.
+  core_.batcher.Flush();
   // Runs that ended while their starting point was being read are recorded now, judged
   // without it: a shutdown does not wait for git (the outcome must not be lost).
   std::vector<std::pair<int64_t, exec::RunOutcome>> waiting;

@@ -114,6 +114,7 @@ class RunSupervisor : public RunStarter, public RunControl {
   std::map<int64_t, ActiveRun> runs_;
   std::set<int64_t> resuming_;  // launches waiting for their partial work (LaunchResumed)
   int unlaunched_ = 0;          // NotLaunched outcomes not yet recorded
+  bool stopping_ = false;       // StopAll ran: nothing launches any more
   std::function<void()> all_stopped_;
   TranscriptSink* transcripts_ = nullptr;
   std::shared_ptr<Alarm> stop_deadline_;

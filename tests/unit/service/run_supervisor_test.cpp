@@ -4,6 +4,7 @@
 // idle. Fake clock, fake launcher, no processes, no sleeps.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "service_harness.h"
 
@@ -107,6 +108,31 @@ TEST_CASE("a finished run is no longer sampled — a profile without idle limits
   h.clock.Advance(60000);
   h.Settle();
   CHECK(h.activity->samples() == samples);
+}
+
+// A shutdown in the same loop turn as a dispatch, before its COMMIT: the launch that would
+// follow the commit must not spawn a worker nobody stops; the dispatch ends as stopped by
+// the shutdown, and the shutdown waits for that record.
+TEST_CASE("a dispatch committed during shutdown is not launched; shutdown waits for its record",
+          "[service][shutdown]") {
+  testing::ServiceHarness h;
+  h.AddProfile("p", "fam");
+  h.AddTerminal("w1", "p");
+  int64_t t = h.AddTask("do it");
+  std::optional<Status> answer;
+  service::DispatchInput in;
+  in.task_id = t;
+  in.to = "w1";
+  h.services->scheduler.Dispatch(in, [&](StatusOr<domain::Dispatch> d) { answer = d.status(); });
+  bool stopped = false;
+  h.services->Stop([&] { stopped = true; });  // same turn: the dispatch is not committed yet
+  REQUIRE(h.RunUntil([&] { return stopped; }));
+  h.Settle();
+  CHECK(h.launcher.launches.empty());
+  auto ds = h.Dispatches(t);
+  REQUIRE(!ds.empty());
+  CHECK(ds[0].state != domain::DispatchState::kRunning);  // ended by the shutdown
+  for (const auto& d : ds) CHECK(d.state != domain::DispatchState::kRunning);  // (re-queued)
 }
 
 }  // namespace
