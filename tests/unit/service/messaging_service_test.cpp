@@ -48,7 +48,7 @@ TEST_CASE("addresses resolve to handles — groups to their members — unknown 
 // A Watch's backlog is read on the loop's connection, which also sees the batch still open
 // on it. A message from a batch that may roll back must never be streamed: its sequence
 // number can be given again to another message, which the watcher would then skip.
-TEST_CASE("the Watch backlog holds only committed messages; the rest arrive live once published",
+TEST_CASE("the Watch backlog holds only committed messages, the rest arrive live once published",
           "[service][watch]") {
   testing::ServiceHarness h;
   auto& core = *h.core;
@@ -101,7 +101,7 @@ TEST_CASE("the Watch backlog holds only committed messages; the rest arrive live
 
 // Reads answer after the turn's COMMIT; a turn with nothing to commit has nothing to wait for,
 // so a full disk (writes refused) must not turn status and inbox reads into errors.
-TEST_CASE("with the disk full, reads still answer; a read in a batch that fails does not",
+TEST_CASE("with the disk full reads still answer, but not a read in a batch that fails",
           "[service][batcher]") {
   testing::ServiceHarness h;
   auto& core = *h.core;

@@ -113,7 +113,7 @@ TEST_CASE("a finished run is no longer sampled — a profile without idle limits
 // A shutdown in the same loop turn as a dispatch, before its COMMIT: the launch that would
 // follow the commit must not spawn a worker nobody stops; the dispatch ends as stopped by
 // the shutdown, and the shutdown waits for that record.
-TEST_CASE("a dispatch committed during shutdown is not launched; shutdown waits for its record",
+TEST_CASE("a dispatch committed during shutdown is not launched, and shutdown waits for its record",
           "[service][shutdown]") {
   testing::ServiceHarness h;
   h.AddProfile("p", "fam");
