@@ -33,17 +33,27 @@ CommandResult ProcessCommandRunner::RunWithInput(const std::vector<std::string>&
   if (!argv.empty() && argv[0] == "git") {
     // The repositories the daemon runs git in are writable by sandboxed workers: never follow
     // a planted redirect, and never start a file-system monitor a config names.
+    // Global options come before the subcommand: only there is -C a directory (diff -C is
+    // copy detection).
     std::string dir = cwd;
-    for (size_t i = 1; i + 1 < argv.size(); ++i) {
-      if (argv[i] != "-C") continue;
-      const std::string& c = argv[i + 1];
-      dir = !c.empty() && c[0] == '/' ? c : dir + "/" + c;
+    for (size_t i = 1; i < argv.size() && !argv[i].empty() && argv[i][0] == '-'; ++i) {
+      if (argv[i] == "-c" || argv[i] == "--git-dir" || argv[i] == "--work-tree") {
+        ++i;
+      } else if (argv[i] == "-C" && i + 1 < argv.size()) {
+        const std::string& c = argv[++i];
+        dir = !c.empty() && c[0] == '/' ? c : dir + "/" + c;
+      }
     }
     if (std::string why = PlantedGitRedirect(dir); !why.empty()) {
       spdlog::error("not running git in {}: {}", dir, why);
       return r;
     }
-    spec.argv.insert(spec.argv.begin() + 1, {"-c", "core.fsmonitor=false"});
+    // Nothing a repository's files name is run: no file-system monitor, no hooks, no
+    // repository found bare in a directory a worker wrote, no descent into submodules (whose
+    // git dirs a worker could have made).
+    spec.argv.insert(spec.argv.begin() + 1,
+                     {"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c",
+                      "safe.bareRepository=explicit", "-c", "diff.ignoreSubmodules=all"});
   }
   for (char** e = environ; e && *e; ++e) spec.env.push_back(*e);
   auto child = SpawnChild(spec);

@@ -94,7 +94,7 @@ GitDirs FindGitDirs(const std::string& cwd) {
 
 std::string PlantedGitRedirect(const std::string& dir) {
   std::error_code ec;
-  fs::path start = fs::absolute(dir, ec);
+  fs::path start = fs::weakly_canonical(dir, ec);  // where git will really look
   if (ec) return "";
   for (fs::path d = start; !d.empty(); d = d.parent_path()) {
     fs::path dotgit = d / ".git";
@@ -171,6 +171,10 @@ std::vector<std::string> BwrapArgv(const SandboxPaths& p, const std::vector<std:
   if (!g.git_dir.empty()) {
     if (g.git_dir == g.common_dir) {
       mounts.push_back({Kind::kBind, g.git_dir});
+      // Other worktrees' and submodules' git dirs: rewritten, they would point the daemon's
+      // git there (a flow's worktree, a submodule) at a git dir of the worker's.
+      mounts.push_back({Kind::kReadOnlyTry, g.git_dir + "/worktrees"});
+      mounts.push_back({Kind::kReadOnlyTry, g.git_dir + "/modules"});
     } else {
       mounts.push_back({Kind::kReadOnlyTry, g.common_dir});
       for (const char* sub : {"/objects", "/refs", "/logs"}) {

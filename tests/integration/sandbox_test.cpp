@@ -396,6 +396,19 @@ TEST_CASE("a sandboxed worker cannot make the daemon's git run its code", "[.][s
   }
   // The planted redirect in the main repository is refused, and the log says what to remove.
   CHECK(d.daemon_log().find("commondir exists") != std::string::npos);
+  std::filesystem::remove(repo + "/.git/commondir");
+  // From the main repository, the other worktrees' git dirs are not the worker's either: the
+  // linked worktree's commondir stays what git wrote.
+  std::string link = repo + "/.git/worktrees/wt/commondir";
+  std::string before = RunProgram({"/bin/cat", link}).out;
+  std::string t = d.CliJson({"task", "create", "--brief", "-"},
+                            "FAKE: sh echo \"$PWD/.x\" > " + link + "\n")["task"]["id"]
+                      .get<std::string>();
+  d.CliJson({"dispatch", "--task", t, "--to", "in-main"});
+  std::string out = Payload(WaitDone(d, t))["result"]["text"].get<std::string>();
+  INFO(out);
+  CHECK(out.find("commondir] exit=0") == std::string::npos);
+  CHECK(RunProgram({"/bin/cat", link}).out == before);
 }
 
 // The user's runtime directory holds the session bus and systemd's socket: through them a

@@ -1,5 +1,6 @@
 // Unit tests: exec/command_runner — output and exit code; the timeout holds also after a
-// command let go of its output; the daemon's git never runs through a planted redirect.
+// command let go of its output; the daemon's git never runs through a planted redirect, never
+// runs a repository's hooks, never takes a directory a worker filled for a bare repository.
 #include "exec/command_runner.h"
 
 #include <signal.h>
@@ -59,4 +60,28 @@ TEST_CASE("the daemon's git does not run where a main repository's .git holds a 
     CHECK(refused.exit_code == -1);
     CHECK(refused.out.empty());
   }
+}
+
+TEST_CASE("the daemon's git runs no hooks and finds no bare repository in a worker's directory",
+          "[exec][runner]") {
+  testing::TempDir tmp;
+  exec::ProcessCommandRunner runner;
+  std::string repo = tmp.dir + "/repo", mark = tmp.dir + "/hook-ran";
+  std::filesystem::create_directories(repo);
+  REQUIRE(runner.Run({"git", "-C", repo, "init", "-q"}, "/", 10000).exit_code == 0);
+  std::ofstream(repo + "/.git/hooks/post-commit") << "#!/bin/sh\ntouch " << mark << "\n";
+  std::filesystem::permissions(repo + "/.git/hooks/post-commit",
+                               std::filesystem::perms::owner_all);
+  auto commit = runner.Run({"git", "-C", repo, "-c", "user.name=t", "-c", "user.email=t@x",
+                            "commit", "-q", "--allow-empty", "-m", "x"},
+                           "/", 10000);
+  CHECK(commit.exit_code == 0);
+  CHECK(!std::filesystem::exists(mark));
+  // What a worker can leave in its directory: a bare repository's files (HEAD, objects,
+  // refs, config), and no .git. Git would take the directory itself for a repository.
+  std::string planted = tmp.dir + "/planted";
+  REQUIRE(runner.Run({"git", "init", "-q", "--bare", planted}, "/", 10000).exit_code == 0);
+  CHECK(runner.Run({"git", "-C", planted, "rev-parse", "--git-dir"}, "/", 10000).exit_code != 0);
+  CHECK(runner.Run({"git", "--git-dir", planted, "rev-parse", "--git-dir"}, "/", 10000)
+            .exit_code == 0);  // named explicitly, it is used
 }
