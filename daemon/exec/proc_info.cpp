@@ -101,7 +101,13 @@ Ancestry ReadAncestry(pid_t pid, pid_t ancestor) {
       return a;
     }
     auto st = ReadProcStat(cur);
-    if (!st) return a;
+    if (!st) {
+      // Hidden but there (/proc mounted hidepid: another uid's process, such as sshd): none
+      // of the daemon's workers runs under another uid, so the daemon is not above it.
+      // Gone: nothing is known.
+      a.complete = kill(cur, 0) == 0 || errno == EPERM;
+      return a;
+    }
     a.chain.push_back({cur, st->start_time});
     cur = st->ppid;
   }
