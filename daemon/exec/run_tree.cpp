@@ -100,11 +100,19 @@ int SignalProcesses(const std::vector<ProcStat>& procs, int sig) {
 
 bool SignalGroupOfLeader(pid_t leader, int64_t start_time, int sig) {
   if (leader <= 1 || start_time == 0) return false;
-  int fd = static_cast<int>(syscall(SYS_pidfd_open, leader, 0));
-  if (fd < 0) return false;  // gone (or no pidfds): the group is not known to be its
-  bool sent = ReadProcStartTime(leader) == start_time && kill(-leader, sig) == 0;
-  close(fd);
-  return sent;
+  return ReadProcStartTime(leader) == start_time && kill(-leader, sig) == 0;
+}
+
+std::vector<ProcStat> ProcessesInGroup(pid_t pgid) {
+  std::vector<ProcStat> out;
+  if (pgid <= 1) return out;
+  const uid_t me = geteuid();
+  for (pid_t pid : NumericEntries("/proc")) {
+    struct stat st {};
+    if (stat(("/proc/" + std::to_string(pid)).c_str(), &st) != 0 || st.st_uid != me) continue;
+    if (auto ps = ReadProcStat(pid); ps && ps->pgid == pgid) out.push_back(*ps);
+  }
+  return out;
 }
 
 bool HasUntrackedChildren() {

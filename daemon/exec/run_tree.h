@@ -37,10 +37,13 @@ struct RunMarks {
 std::vector<ProcStat> FindRunProcesses(const RunMarks& marks);
 // Sends sig to each process still alive with the same start time; returns how many.
 int SignalProcesses(const std::vector<ProcStat>& procs, int sig);
-// Sends sig to the process group of `leader` only while that very process (same start time)
-// still holds its pid — alive or an unreaped zombie, pinned by a pidfd while checked — so a
-// group id freed and reused by someone else is never signalled. True when sent.
+// Sends sig to the process group of `leader` only when that very process (same start time)
+// holds its pid as it is checked — alive or an unreaped zombie — so the group id is still
+// its group's, not a reused one (the window is the check itself). True when sent.
 bool SignalGroupOfLeader(pid_t leader, int64_t start_time, int sig);
+// The processes of this uid now in process group pgid (to signal one by one, by start time,
+// once the leader may be gone).
+std::vector<ProcStat> ProcessesInGroup(pid_t pgid);
 // True when the daemon has a direct child that no owner tracks (ChildRegistry): an orphan
 // re-parented to it, i.e. something left a run's process group.
 bool HasUntrackedChildren();

@@ -25,10 +25,12 @@ void Recovery::StopSurvivors(const std::vector<domain::Dispatch>& running) {
   // The groups of the workers still running, only when /proc still shows the very process we
   // started (same start time).
   std::vector<std::pair<pid_t, int64_t>> groups;  // leader, its start time
+  std::vector<exec::ProcStat> members;  // of those groups as the stop began
   for (const auto& d : running) {
     if (d.pid > 1 && exec::SignalGroupOfLeader(d.pid, d.proc_start, SIGTERM)) {
       spdlog::info("recovery: stopping surviving worker group {} of dispatch {}", d.pid, d.id);
       groups.push_back({d.pid, d.proc_start});
+      for (auto& m : exec::ProcessesInGroup(d.pid)) members.push_back(m);
     }
   }
   // Everything else an earlier run of this daemon started, whatever became of its dispatch
@@ -51,8 +53,10 @@ void Recovery::StopSurvivors(const std::vector<domain::Dispatch>& running) {
     if (!any) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  // A leader reaped during the grace (by init) freed its group id: its members are in procs.
+  // Through the leader while it is still the one started; its group's members also one by
+  // one (by start time): a leader reaped during the grace (by init) may have freed its pid.
   for (const auto& [leader, start] : groups) exec::SignalGroupOfLeader(leader, start, SIGKILL);
+  exec::SignalProcesses(members, SIGKILL);
   exec::SignalProcesses(procs, SIGKILL);  // start times checked: never a recycled pid
   // What they forked during the grace.
   exec::SignalProcesses(FindLeftovers(), SIGKILL);
@@ -192,7 +196,14 @@ void Recovery::Run() {
 
 void Recovery::Settle(std::vector<domain::Dispatch> running) {
   auto again = [this, running] {
-    spdlog::error("recovery: not written; it runs again once the store takes writes");
+    // Only a full disk passes: anything else (a broken store, a failing statement) would
+    // fail the same way again, and WhenWritable runs at once while writing.
+    if (core_.batcher.mode() != CommitBatcher::Mode::kDiskFull) {
+      spdlog::critical("recovery: not written; the interrupted dispatches stay as they are "
+                       "until the next start");
+      return;
+    }
+    spdlog::error("recovery: not written; it runs again once the disk has room");
     core_.batcher.WhenWritable([this, running] { Settle(running); });
   };
   Status s = core_.batcher.Write([&]() -> Status {

@@ -124,6 +124,9 @@ TEST_CASE("run tree: a group is signalled through its leader only while that lea
   REQUIRE(member_fd >= 0);
   int64_t start = exec::ReadProcStartTime(c->pid);
   REQUIRE(start > 0);
+  bool listed = false;
+  for (const auto& ps : exec::ProcessesInGroup(c->pid)) listed |= ps.pid == member;
+  CHECK(listed);
   // Another process's start time under the same pid: not this leader, nothing sent.
   CHECK_FALSE(exec::SignalGroupOfLeader(c->pid, start + 1, SIGKILL));
   pollfd p{member_fd, POLLIN, 0};

@@ -38,5 +38,27 @@ TEST_CASE("recovery that could not be written runs again once the disk has room"
   CHECK(h.Dispatches(t).size() == 2);  // re-queued as a new dispatch
 }
 
+TEST_CASE("recovery whose write fails for another reason gives up instead of retrying at once",
+          "[service][recovery]") {
+  testing::ServiceHarness h;
+  h.AddProfile("p", "fam");
+  h.AddTerminal("w1", "p");
+  int64_t t = h.AddTask("do it");
+  REQUIRE(h.Dispatch(t, "w1").ok());
+  REQUIRE(h.RunUntil([&] {
+    auto ds = h.Dispatches(t);
+    return !ds.empty() && ds[0].state == DispatchState::kRunning;
+  }));
+  // Not a full disk: the store still takes writes, so a retry would fail the same way, at
+  // once and for ever (it used to recurse until the stack ran out).
+  h.db->SetFaultHookForTest([&](std::string_view sql) {
+    return sql.find("UPDATE dispatches") != std::string_view::npos ? SQLITE_IOERR : SQLITE_OK;
+  });
+  h.services->recovery.Run();
+  h.Settle();
+  CHECK(h.core->batcher.mode() == service::CommitBatcher::Mode::kWriting);
+  CHECK(h.Dispatches(t)[0].state == DispatchState::kRunning);
+}
+
 }  // namespace
 }  // namespace conclave
