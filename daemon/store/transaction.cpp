@@ -40,11 +40,12 @@ CommitResult Transaction::Commit() {
 
 void Transaction::Abandon() {
   if (!open_) return;
-  open_ = false;
   try {
     db_.Rollback();
   } catch (const StoreError&) {
   }
+  // Open still when even ROLLBACK failed: reads must not pass for committed ones.
+  open_ = db_.InTransaction();
 }
 
 bool Transaction::ProbeWritable(std::string* error) {
