@@ -11,9 +11,8 @@ namespace conclave {
 namespace {
 using domain::DispatchState;
 
-TEST_CASE("recovery that could not be written runs again once the disk has room",
-          "[service][recovery]") {
-  testing::ServiceHarness h;
+// A task whose one dispatch runs (on the fake launcher): what a crash leaves in the store.
+int64_t RunningTask(testing::ServiceHarness& h) {
   h.AddProfile("p", "fam");
   h.AddTerminal("w1", "p");
   int64_t t = h.AddTask("do it");
@@ -22,6 +21,13 @@ TEST_CASE("recovery that could not be written runs again once the disk has room"
     auto ds = h.Dispatches(t);
     return !ds.empty() && ds[0].state == DispatchState::kRunning;
   }));
+  return t;
+}
+
+TEST_CASE("recovery that could not be written runs again once the disk has room",
+          "[service][recovery]") {
+  testing::ServiceHarness h;
+  int64_t t = RunningTask(h);
   // As after a crash: the store says running. Recovery runs on a full disk.
   bool full = true;
   h.db->SetFaultHookForTest([&](std::string_view sql) {
@@ -41,14 +47,7 @@ TEST_CASE("recovery that could not be written runs again once the disk has room"
 TEST_CASE("recovery whose write fails for another reason gives up instead of retrying at once",
           "[service][recovery]") {
   testing::ServiceHarness h;
-  h.AddProfile("p", "fam");
-  h.AddTerminal("w1", "p");
-  int64_t t = h.AddTask("do it");
-  REQUIRE(h.Dispatch(t, "w1").ok());
-  REQUIRE(h.RunUntil([&] {
-    auto ds = h.Dispatches(t);
-    return !ds.empty() && ds[0].state == DispatchState::kRunning;
-  }));
+  int64_t t = RunningTask(h);
   // Not a full disk: the store still takes writes, so a retry would fail the same way, at
   // once and for ever (it used to recurse until the stack ran out).
   h.db->SetFaultHookForTest([&](std::string_view sql) {
