@@ -48,6 +48,13 @@ std::optional<std::string> PackedRef(const fs::path& common, const std::string& 
 
 }  // namespace
 
+bool IsGitDirectory(const std::string& dir) {
+  std::error_code ec;
+  fs::path d(dir);
+  return fs::is_regular_file(d / "HEAD", ec) && fs::is_directory(d / "objects", ec) &&
+         fs::is_directory(d / "refs", ec);
+}
+
 GitHead ReadGitHead(const std::string& dir) {
   GitHead out;
   std::error_code ec;
@@ -58,7 +65,7 @@ GitHead ReadGitHead(const std::string& dir) {
   for (int depth = 0; depth < 256; ++depth) {
     fs::path dotgit = cur / ".git";
     fs::file_status st = fs::status(dotgit, ec);  // one stat per level
-    if (fs::is_directory(st)) {
+    if (fs::is_directory(st) && IsGitDirectory(dotgit.string())) {
       gitdir = dotgit;
       break;
     }

@@ -1,8 +1,8 @@
 // GitHead: the commit a repository's HEAD points at, read from the repository's files — no git
 // process — so a dispatch can record its starting point cheaply at start. Finds the repository
-// by walking up from a directory to a `.git` (a directory, or a worktree's `.git` file naming
-// its gitdir, whose `commondir` file names the shared refs); follows HEAD's symbolic refs
-// through loose ref files and packed-refs.
+// by walking up from a directory to a `.git` (a directory git would use, or a worktree's `.git`
+// file naming its gitdir, whose `commondir` file names the shared refs); follows HEAD's symbolic
+// refs through loose ref files and packed-refs.
 // Thread-safety: reads files only; any thread. Small reads (HEAD, a ref; packed-refs is
 // scanned line by line until the ref is found).
 #pragma once
@@ -18,5 +18,10 @@ struct GitHead {
 };
 
 GitHead ReadGitHead(const std::string& dir);
+
+// Whether a `.git` directory is one git would use (HEAD, objects and refs in it). Git passes
+// over any other directory named `.git` and looks further up; so do the daemon's walks (and the
+// sandbox's empty read-only `.git` guard relies on it).
+bool IsGitDirectory(const std::string& dir);
 
 }  // namespace conclave::exec

@@ -330,6 +330,7 @@ Status PrepareLaunch(LaunchPlan& plan) {
     }
     plan.sandbox.runtime_dirs.push_back("/run/user/" + std::to_string(geteuid()));
     if (Status s = ResolveSandboxPaths(plan.sandbox); !s.ok()) return s;
+    if (Status s = MakeGitGuard(plan.sandbox); !s.ok()) return s;
     plan.spec.argv = BwrapArgv(plan.sandbox, plan.spec.argv);
   }
   return Status::Ok();

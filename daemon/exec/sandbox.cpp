@@ -1,15 +1,19 @@
 #include "exec/sandbox.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+
+#include "exec/git_head.h"
 
 namespace conclave::exec {
 namespace fs = std::filesystem;
 namespace {
 
 // In apply order at equal depth: hide first, then make writable, then read-only on top.
-enum class Kind { kHideDir, kHideFile, kBind, kBindTry, kReadOnlyTry };
+enum class Kind { kHideDir, kHideFile, kBind, kBindTry, kReadOnlyTry, kReadOnly };
 
 struct Mount {
   Kind kind;
@@ -62,13 +66,19 @@ GitDirs FindGitDirs(const std::string& cwd) {
   for (fs::path dir = cwd; !dir.empty(); dir = dir.parent_path()) {
     fs::path dotgit = dir / ".git";
     if (fs::is_directory(dotgit, ec)) {
+      if (!IsGitDirectory(dotgit.string())) {
+        if (dir == dir.root_path()) break;
+        continue;  // not a repository: git looks further up
+      }
       g.git_dir = Canonical(dotgit.string());
       g.common_dir = g.git_dir;  // never a commondir file's (see the header)
       g.dot_git = g.git_dir;
+      g.top = dir.string();
       if (g.git_dir.empty()) g = GitDirs{};
       return g;
     } else if (fs::is_regular_file(dotgit, ec)) {
       g.dot_git = Canonical(dotgit.string());
+      g.top = dir.string();
       std::string line = ReadFirstLine(dotgit);
       if (line.rfind("gitdir:", 0) != 0) return GitDirs{};
       std::string target = line.substr(7);
@@ -105,7 +115,9 @@ std::string PlantedGitRedirect(const std::string& dir) {
                " exists: a main repository's .git never has one, so it was planted to send git "
                "to another config (which can run code); remove it after checking what it names";
       }
-      return "";
+      if (IsGitDirectory(dotgit.string())) return "";
+      if (d == d.root_path()) break;
+      continue;  // an empty .git (a sandbox's guard): git looks further up
     }
     if (fs::exists(fs::symlink_status(dotgit, ec))) return "";  // a linked worktree's file
     if (d == d.root_path()) break;
@@ -143,7 +155,28 @@ Status ResolveSandboxPaths(SandboxPaths& p) {
                               "may not see; give the terminal another --cwd");
   }
   p.git = FindGitDirs(p.cwd);
+  p.git_guard = p.git.top == p.cwd ? "" : (fs::path(p.cwd) / ".git").string();
   return Status::Ok();
+}
+
+Status MakeGitGuard(const SandboxPaths& p) {
+  if (p.git_guard.empty()) return Status::Ok();
+  std::error_code ec;
+  auto st = fs::symlink_status(p.git_guard, ec);
+  if (fs::is_symlink(st)) {
+    return FailedPrecondition("sandbox: " + p.git_guard +
+                              " is a symbolic link to no repository; remove it (the sandbox "
+                              "binds an empty read-only .git there)");
+  }
+  if (fs::exists(st)) return Status::Ok();  // a leftover guard, or a .git that is no repository
+  if (!fs::create_directory(p.git_guard, ec) && ec) {
+    return FailedPrecondition("sandbox: cannot create " + p.git_guard + ": " + ec.message());
+  }
+  return Status::Ok();
+}
+
+void RemoveGitGuard(const std::string& git_guard) {
+  if (!git_guard.empty()) rmdir(git_guard.c_str());  // only when still empty
 }
 
 std::vector<std::string> BwrapArgv(const SandboxPaths& p, const std::vector<std::string>& command) {
@@ -162,6 +195,7 @@ std::vector<std::string> BwrapArgv(const SandboxPaths& p, const std::vector<std:
                                      : Mount{Kind::kHideFile, p.config_file});
   }
   mounts.push_back({Kind::kBind, p.cwd});
+  if (!p.git_guard.empty()) mounts.push_back({Kind::kReadOnly, p.git_guard});
   if (!p.dispatch_dir.empty()) mounts.push_back({Kind::kBind, p.dispatch_dir});
   if (!p.socket.empty()) mounts.push_back({Kind::kBind, p.socket, p.socket_source});
   for (const auto& f : p.readonly) mounts.push_back({Kind::kReadOnlyTry, f});
@@ -185,9 +219,10 @@ std::vector<std::string> BwrapArgv(const SandboxPaths& p, const std::vector<std:
       // the daemon's own git (run after the worker) at a git dir and config of the worker's.
       mounts.push_back({Kind::kReadOnlyTry, g.git_dir + "/commondir"});
       mounts.push_back({Kind::kReadOnlyTry, g.git_dir + "/gitdir"});
-      if (!g.dot_git.empty() && g.dot_git != g.git_dir) {
-        mounts.push_back({Kind::kReadOnlyTry, g.dot_git});
-      }
+    }
+    // A linked worktree's or a submodule's .git file stays pointing where git wrote it.
+    if (!g.dot_git.empty() && g.dot_git != g.git_dir) {
+      mounts.push_back({Kind::kReadOnlyTry, g.dot_git});
     }
     mounts.push_back({Kind::kReadOnlyTry, g.common_dir + "/hooks"});
     mounts.push_back({Kind::kReadOnlyTry, g.common_dir + "/config"});
@@ -218,6 +253,9 @@ std::vector<std::string> BwrapArgv(const SandboxPaths& p, const std::vector<std:
         break;
       case Kind::kReadOnlyTry:
         argv.insert(argv.end(), {"--ro-bind-try", m.path, m.path});
+        break;
+      case Kind::kReadOnly:
+        argv.insert(argv.end(), {"--ro-bind", m.path, m.path});
         break;
     }
   }

@@ -23,9 +23,11 @@ struct GitDirs {
   std::string git_dir;     // the worktree's own (.git, or <common>/worktrees/<name>)
   std::string common_dir;  // objects, refs, logs (== git_dir in the main worktree)
   std::string dot_git;     // the .git found (a directory, or a linked worktree's file)
+  std::string top;         // the directory holding it (the worktree's top)
 };
 
-// Walks up from cwd to the first .git (a directory, or a file "gitdir: PATH"); a file's
+// Walks up from cwd to the first .git (a directory git would use, or a file "gitdir: PATH"; a
+// directory named .git that is not a repository is passed over, as git does); a file's
 // gitdir may name its common dir in <git_dir>/commondir. A .git directory is always its own
 // common dir: a main repository never has a commondir file, and one there was planted (it
 // would point every git run at a config of the planter's choosing).
@@ -51,6 +53,11 @@ struct SandboxPaths {
   std::vector<std::string> runtime_dirs;
   std::vector<std::string> readonly;  // bound read-only at the same path (home_files)
   GitDirs git;
+  // <cwd>/.git when the cwd is not the top of a repository (a subfolder, or no repository):
+  // an empty directory bound read-only there, so the worker cannot plant a repository of its
+  // own where the daemon's git (run outside the sandbox, after the worker) would find it first
+  // and run what its config names (a filter, say). Git passes over an empty .git directory.
+  std::string git_guard;
 };
 
 // `bwrap ... -- command...`. Mounts are applied from the shallowest path to the deepest, so the
@@ -65,5 +72,13 @@ std::vector<std::string> BwrapArgv(const SandboxPaths& paths,
 // when the cwd is inside the state directory (outside the dispatch directory): the worker
 // would see the daemon's state through it.
 Status ResolveSandboxPaths(SandboxPaths& paths);
+
+// Creates the empty git_guard directory when it is missing (a leftover one is used as it is;
+// an empty one is removed by RemoveGitGuard). FailedPrecondition when it cannot be made, or
+// <cwd>/.git is a symbolic link (binding over it would cover what it points at).
+Status MakeGitGuard(const SandboxPaths& paths);
+
+// Removes an (empty) git guard directory once no sandbox uses it; keeps anything else.
+void RemoveGitGuard(const std::string& git_guard);
 
 }  // namespace conclave::exec

@@ -150,6 +150,7 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token,
   exec::RunLimits limits = LimitsFor(*d, *p);
   auto run = core_.launcher.Launch(plan.value(), limits, CallbacksFor(dispatch_id));
   if (!run.ok()) {
+    DropGitGuard(plan->sandbox.git_guard);
     return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: " + run.status().message());
   }
   // Recovery must be able to find this process group after a crash: the journal has it at
@@ -161,6 +162,7 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token,
   active.run = run.value();
   active.last_heartbeat_ms = core_.clock.NowMs();
   active.launch = LaunchRecord{pid, run.value()->start_time(), start_head};
+  active.git_guard = plan->sandbox.git_guard;
   activity_.Watch(dispatch_id, pid,
                   limits.idle_timeout.count() > 0 ? limits.idle_timeout : limits.idle_kill);
   if (!start_head.empty() && !resume) SnapshotDirty(dispatch_id, term->cwd);
@@ -350,12 +352,22 @@ void RunSupervisor::OnFinished(int64_t dispatch_id, const exec::RunOutcome& outc
     it->second.record_pid.reset();
     launch = std::exchange(it->second.launch, std::nullopt);
     dirty = it->second.dirty_at_start;
+    // The sandbox is gone with its worker: nothing is left inside that could plant a .git.
+    DropGitGuard(std::exchange(it->second.git_guard, ""));
   }
   MaybeClearJournal();
   completion_.OnRunFinished(dispatch_id, outcome, probed, [this, dispatch_id] {
     runs_.erase(dispatch_id);
     MaybeAllStopped();
   }, launch, dirty);
+}
+
+void RunSupervisor::DropGitGuard(const std::string& git_guard) {
+  if (git_guard.empty()) return;
+  for (const auto& [id, active] : runs_) {
+    if (active.git_guard == git_guard) return;  // another sandbox in the same directory
+  }
+  exec::RemoveGitGuard(git_guard);
 }
 
 void RunSupervisor::StopRun(int64_t dispatch_id, StopReason reason, const std::string& detail) {

@@ -69,6 +69,7 @@ class RunSupervisor : public RunStarter, public RunControl {
     std::shared_ptr<const exec::DirtyFiles> dirty_at_start;
     bool dirty_pending = false;  // that read is under way: the completion waits for it
     std::optional<exec::RunOutcome> finished;  // the run ended while it was
+    std::string git_guard;  // the sandbox's empty read-only <cwd>/.git (exec::SandboxPaths)
   };
   // How long a run goes before its pid is written to the store on its own (a short run's
   // goes with its outcome: no commit of its own).
@@ -80,6 +81,8 @@ class RunSupervisor : public RunStarter, public RunControl {
   struct Resume {
     std::string opening, base_head;
   };
+  // Removes a sandbox's git guard unless another run's sandbox still binds it.
+  void DropGitGuard(const std::string& git_guard);
   // resume: nullopt = not looked at yet.
   void Launch(int64_t dispatch_id, const std::string& token,
               std::optional<Resume> resume = std::nullopt);

@@ -411,6 +411,70 @@ TEST_CASE("a sandboxed worker cannot make the daemon's git run its code", "[.][s
   CHECK(RunProgram({"/bin/cat", link}).out == before);
 }
 
+// In a subfolder of a repository, or a directory that is none, nothing stops git at <cwd>/.git:
+// a repository the worker made there would be the one the daemon's git (the claims check,
+// run outside the sandbox after the worker) finds first, and a filter its config names runs
+// when git re-reads a touched file. The sandbox binds an empty read-only .git there instead.
+TEST_CASE("a sandboxed worker cannot plant a repository where the daemon's git looks first",
+          "[.][sandbox]") {
+  SkipUnlessBwrapRuns();
+  DaemonFixture d;
+  auto p = d.FakeProfile("boxed", "fakefam");
+  p["sandbox"] = "bwrap";
+  d.WriteProfile("boxed", p);
+  d.Start();
+  // The repository outside /tmp, which the sandbox replaces wholesale: inside, git stops at
+  // that mount boundary (so for the worker, a directory in /tmp is in no repository).
+  std::string repo =
+      std::string(CONCLAVE_BINARY_DIR) + "/sandbox-plant-" + std::to_string(getpid());
+  struct RemoveAfter {
+    std::string dir;
+    ~RemoveAfter() { std::filesystem::remove_all(dir); }
+  } remove_repo{repo};
+  std::string plain = d.dir() + "/plain";
+  std::filesystem::create_directories(repo + "/sub");
+  std::filesystem::create_directories(plain);
+  std::ofstream(repo + "/sub/f.txt") << "hi\n";
+  std::ofstream(plain + "/f.txt") << "hi\n";
+  Git(repo, "init -q -b main . && git add -A && git -c user.email=t@x -c user.name=t commit -qm i");
+  d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", "in-sub", "--cwd",
+             repo + "/sub"});
+  d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", "in-plain", "--cwd", plain});
+  for (const auto& [terminal, cwd] : {std::pair<std::string, std::string>{"in-sub", repo + "/sub"},
+                                      {"in-plain", plain}}) {
+    INFO(terminal);
+    std::string mark = d.dir() + "/pwned-" + terminal;
+    // A repository of the worker's at its cwd, whose clean filter leaves a mark where only a
+    // process outside the sandbox can write; then a tracked file touched, so git re-reads it.
+    std::string brief =
+        "FAKE: sh git rev-parse --show-toplevel\n"
+        "FAKE: sh printf '#!/bin/sh\\ntouch " + mark + "\\ncat\\n' > h && chmod +x h && "
+        "git init -q . && git add -A && git -c user.email=t@x -c user.name=t commit -qm x && "
+        "git config filter.x.clean \"$PWD/h\" && echo '* filter=x' > .gitattributes && "
+        "touch -m -d 2030-01-01 f.txt\n"
+        "FAKE: changes f.txt\n";
+    std::string t =
+        d.CliJson({"task", "create", "--brief", "-"}, brief)["task"]["id"].get<std::string>();
+    d.CliJson({"dispatch", "--task", t, "--to", terminal});
+    auto done = WaitDone(d, t);
+    std::string out = Payload(done)["result"]["text"].get<std::string>();
+    INFO(out);
+    // The worker's own git still finds the repository above (or none) through the guard...
+    if (terminal == "in-sub") {
+      std::string top = std::filesystem::canonical(repo).string();
+      CHECK(Line(out, top) == top);
+      CHECK(Line(out, "SH[git rev-parse").find("exit=0") != std::string::npos);
+    } else {
+      CHECK(Line(out, "SH[git rev-parse").find("exit=128") != std::string::npos);
+    }
+    // ...cannot make one at its cwd, and nothing of its ran outside.
+    CHECK(Line(out, "SH[printf").find("exit=0") == std::string::npos);
+    CHECK(!std::filesystem::exists(mark));
+    // The empty guard is gone with the worker.
+    CHECK(!std::filesystem::exists(cwd + "/.git"));
+  }
+}
+
 // The user's runtime directory holds the session bus and systemd's socket: through them a
 // worker could start a process outside the sandbox, which the daemon would take for the
 // coordinator.

@@ -66,6 +66,12 @@ TEST_CASE("HEAD is read from the repository's files: loose, packed, detached, wo
   CHECK(ReadGitHead(r.dir + "/wt").commit == side);
   CHECK(ReadGitHead(r.dir).commit == head);
   CHECK_FALSE(ReadGitHead("/").in_repo);
+  // An empty .git directory (a sandbox's guard) is no repository: git, and this, look above.
+  fs::create_directories(r.dir + "/sub/deeper/.git");
+  CHECK(ReadGitHead(r.dir + "/sub/deeper").commit == head);
+  CHECK(r.Git("-C sub/deeper rev-parse HEAD") == head);
+  CHECK_FALSE(IsGitDirectory(r.dir + "/sub/deeper/.git"));
+  CHECK(IsGitDirectory(r.dir + "/.git"));
 }
 
 TEST_CASE("claims hold against the starting point: commits since, subfolder cwd, odd names",

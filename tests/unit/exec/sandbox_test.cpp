@@ -35,7 +35,7 @@ SandboxPaths Paths() {
   p.home = "/home/u";
   p.config_file = "/home/u/.config/conclave/config.json";
   p.git = {"/home/u/proj/repo/.git/worktrees/wt", "/home/u/proj/repo/.git",
-           "/home/u/proj/wt/.git"};
+           "/home/u/proj/wt/.git", "/home/u/proj/wt"};
   return p;
 }
 
@@ -120,7 +120,8 @@ TEST_CASE("bwrap: a main worktree's .git is writable but its hooks and config st
           "[sandbox]") {
   SandboxPaths p = Paths();
   p.cwd = "/home/u/proj/repo/src";
-  p.git = {"/home/u/proj/repo/.git", "/home/u/proj/repo/.git"};
+  p.git = {"/home/u/proj/repo/.git", "/home/u/proj/repo/.git", "/home/u/proj/repo/.git",
+           "/home/u/proj/repo"};
   auto argv = BwrapArgv(p, {"x"});
   long rw = MountAt(argv, "--bind", "/home/u/proj/repo/.git");
   REQUIRE(rw > 0);
@@ -150,9 +151,17 @@ TEST_CASE("bwrap: the cwd's parent may be hidden — the cwd is bound after it",
   CHECK(MountAt(argv, "--ro-bind-try", "/home/u/proj/repo/.git") > hide);
 }
 
+// What git requires of a .git directory before it takes it for a repository.
+static void MakeGitDir(const std::string& dir) {
+  fs::create_directories(dir + "/objects");
+  fs::create_directories(dir + "/refs/heads");
+  std::ofstream(dir + "/HEAD") << "ref: refs/heads/main\n";
+}
+
 TEST_CASE("FindGitDirs reads a linked worktree's gitdir and commondir", "[sandbox]") {
   char tmpl[] = "/tmp/sbXXXXXX";
   std::string root = fs::canonical(mkdtemp(tmpl)).string();
+  MakeGitDir(root + "/repo/.git");
   fs::create_directories(root + "/repo/.git/worktrees/wt");
   fs::create_directories(root + "/wt/sub");
   std::ofstream(root + "/wt/.git") << "gitdir: " << root << "/repo/.git/worktrees/wt\n";
@@ -179,4 +188,75 @@ TEST_CASE("FindGitDirs reads a linked worktree's gitdir and commondir", "[sandbo
   p.dispatch_dir = root + "/repo/d";
   CHECK(!ResolveSandboxPaths(p).ok());  // the cwd inside the state dir
   fs::remove_all(root);
+}
+
+TEST_CASE("a cwd that is not a repository's top gets an empty read-only .git guard",
+          "[sandbox]") {
+  char tmpl[] = "/tmp/sbXXXXXX";
+  std::string root = fs::canonical(mkdtemp(tmpl)).string();
+  MakeGitDir(root + "/repo/.git");
+  fs::create_directories(root + "/repo/sub/deeper");
+  fs::create_directories(root + "/plain");
+  auto resolve = [&](const std::string& cwd) {
+    SandboxPaths p;
+    p.cwd = cwd;
+    REQUIRE(ResolveSandboxPaths(p).ok());
+    return p;
+  };
+  // At the top the repository's own .git is there: nothing to guard.
+  SandboxPaths top = resolve(root + "/repo");
+  CHECK(top.git.top == root + "/repo");
+  CHECK(top.git_guard.empty());
+  // In a subfolder, and where there is no repository at all, <cwd>/.git is guarded.
+  SandboxPaths sub = resolve(root + "/repo/sub");
+  CHECK(sub.git.git_dir == root + "/repo/.git");
+  CHECK(sub.git_guard == root + "/repo/sub/.git");
+  SandboxPaths plain = resolve(root + "/plain");
+  CHECK(plain.git.git_dir.empty());
+  CHECK(plain.git_guard == root + "/plain/.git");
+  // The guard is made empty; then it is passed over as git passes over it.
+  REQUIRE(MakeGitGuard(sub).ok());
+  REQUIRE(fs::is_directory(root + "/repo/sub/.git"));
+  CHECK(MakeGitGuard(sub).ok());  // a leftover one is used as it is
+  SandboxPaths again = resolve(root + "/repo/sub");
+  CHECK(again.git.git_dir == root + "/repo/.git");
+  CHECK(again.git_guard == root + "/repo/sub/.git");
+  CHECK(FindGitDirs(root + "/repo/sub/deeper").git_dir == root + "/repo/.git");
+  // A planted redirect above an empty .git is still found.
+  std::ofstream(root + "/repo/.git/commondir") << root << "/elsewhere\n";
+  CHECK(PlantedGitRedirect(root + "/repo/sub").find("commondir exists") != std::string::npos);
+  fs::remove(root + "/repo/.git/commondir");
+  // The mount: after the writable cwd, read-only, and required (not -try).
+  auto argv = BwrapArgv(again, {"x"});
+  long cwd = MountAt(argv, "--bind", root + "/repo/sub");
+  REQUIRE(cwd > 0);
+  CHECK(MountAt(argv, "--ro-bind", root + "/repo/sub/.git") > cwd);
+  CHECK(MountAt(argv, "--ro-bind-try", root + "/repo/sub/.git") < 0);
+  CHECK(MountAt(BwrapArgv(top, {"x"}), "--ro-bind", root + "/repo/.git") < 0);
+  // Removed only while empty: whatever a user put there stays.
+  RemoveGitGuard(again.git_guard);
+  CHECK_FALSE(fs::exists(root + "/repo/sub/.git"));
+  REQUIRE(MakeGitGuard(sub).ok());
+  std::ofstream(root + "/repo/sub/.git/keep") << "x";
+  RemoveGitGuard(sub.git_guard);
+  CHECK(fs::exists(root + "/repo/sub/.git/keep"));
+  // A symbolic link there is not bound over (that would cover what it names).
+  fs::create_directory_symlink(root + "/plain", root + "/repo/sub/deeper/.git");
+  SandboxPaths linked = resolve(root + "/repo/sub/deeper");
+  conclave::Status s = MakeGitGuard(linked);
+  CHECK_FALSE(s.ok());
+  CHECK(s.message().find("symbolic link") != std::string::npos);
+  fs::remove_all(root);
+}
+
+TEST_CASE("bwrap: a submodule's .git file is read-only", "[sandbox]") {
+  SandboxPaths p = Paths();
+  p.cwd = "/home/u/proj/repo/lib";
+  p.git = {"/home/u/proj/repo/.git/modules/lib", "/home/u/proj/repo/.git/modules/lib",
+           "/home/u/proj/repo/lib/.git", "/home/u/proj/repo/lib"};
+  auto argv = BwrapArgv(p, {"x"});
+  long cwd = MountAt(argv, "--bind", "/home/u/proj/repo/lib");
+  REQUIRE(cwd > 0);
+  CHECK(MountAt(argv, "--ro-bind-try", "/home/u/proj/repo/lib/.git") > cwd);
+  CHECK(MountAt(argv, "--bind", "/home/u/proj/repo/.git/modules/lib") > 0);
 }
