@@ -23,38 +23,41 @@ CommandResult ProcessCommandRunner::Run(const std::vector<std::string>& argv,
   return RunWithInput(argv, cwd, "", timeout_ms);
 }
 
+std::optional<std::vector<std::string>> GuardedGitArgv(const std::vector<std::string>& argv,
+                                                       const std::string& cwd) {
+  if (argv.empty() || argv[0] != "git") return argv;
+  // Global options come before the subcommand: only there is -C a directory (diff -C is
+  // copy detection).
+  std::string dir = cwd;
+  for (size_t i = 1; i < argv.size() && !argv[i].empty() && argv[i][0] == '-'; ++i) {
+    if (argv[i] == "-c" || argv[i] == "--git-dir" || argv[i] == "--work-tree") {
+      ++i;
+    } else if (argv[i] == "-C" && i + 1 < argv.size()) {
+      const std::string& c = argv[++i];
+      dir = !c.empty() && c[0] == '/' ? c : dir + "/" + c;
+    }
+  }
+  if (std::string why = PlantedGitRedirect(dir); !why.empty()) {
+    spdlog::error("not running git in {}: {}", dir, why);
+    return std::nullopt;
+  }
+  std::vector<std::string> out = argv;
+  out.insert(out.begin() + 1,
+             {"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c",
+              "safe.bareRepository=explicit", "-c", "diff.ignoreSubmodules=all"});
+  return out;
+}
+
 CommandResult ProcessCommandRunner::RunWithInput(const std::vector<std::string>& argv,
                                                  const std::string& cwd, const std::string& input,
                                                  int timeout_ms) {
   CommandResult r;
+  // The repositories the daemon runs git in are writable by sandboxed workers.
+  auto guarded = GuardedGitArgv(argv, cwd);
+  if (!guarded) return r;
   SpawnSpec spec;
-  spec.argv = argv;
+  spec.argv = std::move(*guarded);
   spec.cwd = cwd;
-  if (!argv.empty() && argv[0] == "git") {
-    // The repositories the daemon runs git in are writable by sandboxed workers: never follow
-    // a planted redirect, and never start a file-system monitor a config names.
-    // Global options come before the subcommand: only there is -C a directory (diff -C is
-    // copy detection).
-    std::string dir = cwd;
-    for (size_t i = 1; i < argv.size() && !argv[i].empty() && argv[i][0] == '-'; ++i) {
-      if (argv[i] == "-c" || argv[i] == "--git-dir" || argv[i] == "--work-tree") {
-        ++i;
-      } else if (argv[i] == "-C" && i + 1 < argv.size()) {
-        const std::string& c = argv[++i];
-        dir = !c.empty() && c[0] == '/' ? c : dir + "/" + c;
-      }
-    }
-    if (std::string why = PlantedGitRedirect(dir); !why.empty()) {
-      spdlog::error("not running git in {}: {}", dir, why);
-      return r;
-    }
-    // Nothing a repository's files name is run: no file-system monitor, no hooks, no
-    // repository found bare in a directory a worker wrote, no descent into submodules (whose
-    // git dirs a worker could have made).
-    spec.argv.insert(spec.argv.begin() + 1,
-                     {"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c",
-                      "safe.bareRepository=explicit", "-c", "diff.ignoreSubmodules=all"});
-  }
   for (char** e = environ; e && *e; ++e) spec.env.push_back(*e);
   auto child = SpawnChild(spec);
   if (!child.ok()) return r;

@@ -6,6 +6,7 @@
 // Thread-safety: Run may be called from any thread.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,14 @@ class CommandRunner {
     return Run(argv, cwd, timeout_ms);
   }
 };
+
+// A git command line as the daemon runs it in a repository a worker could write: nullopt (and
+// an error logged) when `dir` (or -C's) holds a planted commondir redirect; otherwise argv
+// with nothing a repository's files name run — no file-system monitor, no hooks, no bare
+// repository found in a worker's directory, no descent into submodules. Other commands are
+// returned unchanged.
+std::optional<std::vector<std::string>> GuardedGitArgv(const std::vector<std::string>& argv,
+                                                       const std::string& cwd);
 
 class ProcessCommandRunner final : public CommandRunner {
  public:

@@ -20,8 +20,7 @@ struct GitHead {
 GitHead ReadGitHead(const std::string& dir);
 
 // Whether a `.git` directory is one git would use (HEAD, objects and refs in it). Git passes
-// over any other directory named `.git` and looks further up; so do the daemon's walks (and the
-// sandbox's empty read-only `.git` guard relies on it).
+// over any other directory named `.git` and looks further up; so do the daemon's walks.
 bool IsGitDirectory(const std::string& dir);
 
 }  // namespace conclave::exec

@@ -203,6 +203,20 @@ TemplateContext TemplateContextFor(const std::map<std::string, std::string>& dae
   return ctx;
 }
 
+SandboxPaths SandboxPathsFor(const Profile& p, const std::string& cwd, const std::string& state_dir,
+                             const std::string& socket, const std::string& config_file,
+                             const std::map<std::string, std::string>& daemon_env) {
+  SandboxPaths s;
+  s.cwd = cwd;
+  if (!socket.empty() && socket[0] == '/') s.socket = socket;
+  s.state_dir = state_dir;
+  s.config_file = config_file;
+  if (!p.isolate_home) s.home = Lookup(daemon_env, "HOME", "");
+  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg) s.runtime_dirs.push_back(xdg);
+  s.runtime_dirs.push_back("/run/user/" + std::to_string(geteuid()));
+  return s;
+}
+
 StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   if (!req.profile || !req.daemon_env) return InvalidArgument("launch: no profile");
   const Profile& p = *req.profile;
@@ -249,15 +263,11 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   plan.spec.cwd = workdir;
   if (p.sandbox == "bwrap") {
     plan.sandboxed = true;
-    plan.sandbox.cwd = workdir;
+    plan.sandbox =
+        SandboxPathsFor(p, workdir, req.state_dir, req.socket, req.config_file, daemon_env);
     plan.sandbox.dispatch_dir = dir;
-    if (!req.socket.empty() && req.socket[0] == '/') plan.sandbox.socket = req.socket;
-    plan.sandbox.state_dir = req.state_dir;
-    plan.sandbox.config_file = req.config_file;
-    if (!p.isolate_home) {
-      plan.sandbox.home = Lookup(daemon_env, "HOME", "");
-      env["TMPDIR"] = "/tmp";  // the sandbox's private /tmp: the rest is read-only
-    }
+    // The sandbox's private /tmp: the rest is read-only.
+    if (!p.isolate_home) env["TMPDIR"] = "/tmp";
   }
   if (Status s = BuildArgv(req, ctx, plan); !s.ok()) return s;
   for (const auto& [k, v] : env) plan.spec.env.push_back(k + "=" + v);
@@ -325,12 +335,7 @@ Status PrepareLaunch(LaunchPlan& plan) {
                           plan.sandbox.dispatch_dir + "/findings_schema.json"}) {
       plan.sandbox.readonly.push_back(f);
     }
-    if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg) {
-      plan.sandbox.runtime_dirs.push_back(xdg);
-    }
-    plan.sandbox.runtime_dirs.push_back("/run/user/" + std::to_string(geteuid()));
     if (Status s = ResolveSandboxPaths(plan.sandbox); !s.ok()) return s;
-    if (Status s = MakeGitGuard(plan.sandbox); !s.ok()) return s;
     plan.spec.argv = BwrapArgv(plan.sandbox, plan.spec.argv);
   }
   return Status::Ok();

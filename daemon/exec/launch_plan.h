@@ -66,6 +66,12 @@ struct LaunchPlan {
 };
 
 StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req);
+// What a sandboxed profile's worker in `cwd` may not see (the daemon's state, socket, config
+// and runtime directories) and its HOME; unresolved (ResolveSandboxPaths). The daemon's own git
+// for such a terminal runs in the read-only variant (exec/confined_runner).
+SandboxPaths SandboxPathsFor(const Profile& p, const std::string& cwd, const std::string& state_dir,
+                             const std::string& socket, const std::string& config_file,
+                             const std::map<std::string, std::string>& daemon_env);
 // Creates the directories, writes the files, copies home_files (their credential-like contents
 // join the plan's secrets); for a sandboxed profile, wraps the command in bwrap.
 Status PrepareLaunch(LaunchPlan& plan);

@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // In apply order at equal depth: hide first, then make writable, then read-only on top.
-enum class Kind { kHideDir, kHideFile, kBind, kBindTry, kReadOnlyTry, kReadOnly };
+enum class Kind { kHideDir, kHideFile, kBind, kBindTry, kReadOnlyTry };
 
 struct Mount {
   Kind kind;
@@ -78,13 +78,15 @@ GitDirs FindGitDirs(const std::string& cwd) {
       return g;
     } else if (fs::is_regular_file(dotgit, ec)) {
       g.dot_git = Canonical(dotgit.string());
-      g.top = dir.string();
       std::string line = ReadFirstLine(dotgit);
-      if (line.rfind("gitdir:", 0) != 0) return GitDirs{};
-      std::string target = line.substr(7);
+      std::string target = line.rfind("gitdir:", 0) == 0 ? line.substr(7) : "";
       target.erase(0, target.find_first_not_of(' '));
       fs::path t(target);
-      g.git_dir = Canonical((t.is_absolute() ? t : dir / t).string());
+      if (!target.empty()) g.git_dir = Canonical((t.is_absolute() ? t : dir / t).string());
+      // A .git file naming nothing: git stops here with an error. Only the file is known
+      // (and kept read-only in the sandbox, so it cannot be pointed somewhere new).
+      if (g.git_dir.empty()) return GitDirs{"", "", g.dot_git, ""};
+      g.top = dir.string();
     }
     if (!g.git_dir.empty()) {
       std::string common = ReadFirstLine(fs::path(g.git_dir) / "commondir");
@@ -117,7 +119,7 @@ std::string PlantedGitRedirect(const std::string& dir) {
       }
       if (IsGitDirectory(dotgit.string())) return "";
       if (d == d.root_path()) break;
-      continue;  // an empty .git (a sandbox's guard): git looks further up
+      continue;  // not a repository (an empty .git, say): git looks further up
     }
     if (fs::exists(fs::symlink_status(dotgit, ec))) return "";  // a linked worktree's file
     if (d == d.root_path()) break;
@@ -155,28 +157,7 @@ Status ResolveSandboxPaths(SandboxPaths& p) {
                               "may not see; give the terminal another --cwd");
   }
   p.git = FindGitDirs(p.cwd);
-  p.git_guard = p.git.top == p.cwd ? "" : (fs::path(p.cwd) / ".git").string();
   return Status::Ok();
-}
-
-Status MakeGitGuard(const SandboxPaths& p) {
-  if (p.git_guard.empty()) return Status::Ok();
-  std::error_code ec;
-  auto st = fs::symlink_status(p.git_guard, ec);
-  if (fs::is_symlink(st)) {
-    return FailedPrecondition("sandbox: " + p.git_guard +
-                              " is a symbolic link to no repository; remove it (the sandbox "
-                              "binds an empty read-only .git there)");
-  }
-  if (fs::exists(st)) return Status::Ok();  // a leftover guard, or a .git that is no repository
-  if (!fs::create_directory(p.git_guard, ec) && ec) {
-    return FailedPrecondition("sandbox: cannot create " + p.git_guard + ": " + ec.message());
-  }
-  return Status::Ok();
-}
-
-void RemoveGitGuard(const std::string& git_guard) {
-  if (!git_guard.empty()) rmdir(git_guard.c_str());  // only when still empty
 }
 
 std::vector<std::string> BwrapArgv(const SandboxPaths& p, const std::vector<std::string>& command) {
@@ -195,9 +176,10 @@ std::vector<std::string> BwrapArgv(const SandboxPaths& p, const std::vector<std:
                                      : Mount{Kind::kHideFile, p.config_file});
   }
   mounts.push_back({Kind::kBind, p.cwd});
-  if (!p.git_guard.empty()) mounts.push_back({Kind::kReadOnly, p.git_guard});
   if (!p.dispatch_dir.empty()) mounts.push_back({Kind::kBind, p.dispatch_dir});
-  if (!p.socket.empty()) mounts.push_back({Kind::kBind, p.socket, p.socket_source});
+  if (!p.socket.empty() && !p.read_only) {
+    mounts.push_back({Kind::kBind, p.socket, p.socket_source});
+  }
   for (const auto& f : p.readonly) mounts.push_back({Kind::kReadOnlyTry, f});
   // A commit writes objects, refs, logs and the worktree's own git dir; never the hooks or the
   // config, which would run code or change behaviour outside the sandbox.
@@ -220,12 +202,18 @@ std::vector<std::string> BwrapArgv(const SandboxPaths& p, const std::vector<std:
       mounts.push_back({Kind::kReadOnlyTry, g.git_dir + "/commondir"});
       mounts.push_back({Kind::kReadOnlyTry, g.git_dir + "/gitdir"});
     }
-    // A linked worktree's or a submodule's .git file stays pointing where git wrote it.
-    if (!g.dot_git.empty() && g.dot_git != g.git_dir) {
-      mounts.push_back({Kind::kReadOnlyTry, g.dot_git});
-    }
     mounts.push_back({Kind::kReadOnlyTry, g.common_dir + "/hooks"});
     mounts.push_back({Kind::kReadOnlyTry, g.common_dir + "/config"});
+  }
+  // A linked worktree's or a submodule's .git file stays pointing where git wrote it.
+  if (!g.dot_git.empty() && g.dot_git != g.git_dir) {
+    mounts.push_back({Kind::kReadOnlyTry, g.dot_git});
+  }
+  if (p.read_only) {
+    // What was writable is only visible: bound read-only where it would have been bound.
+    for (auto& m : mounts) {
+      if (m.kind == Kind::kBind || m.kind == Kind::kBindTry) m = {Kind::kReadOnlyTry, m.path};
+    }
   }
   std::stable_sort(mounts.begin(), mounts.end(), [](const Mount& a, const Mount& b) {
     size_t da = Depth(a.path), db = Depth(b.path);
@@ -237,6 +225,7 @@ std::vector<std::string> BwrapArgv(const SandboxPaths& p, const std::vector<std:
                                    "--ro-bind",     "/",                 "/",
                                    "--dev",         "/dev",              "--proc",
                                    "/proc"};
+  if (p.read_only) argv.push_back("--unshare-net");
   for (const auto& m : mounts) {
     switch (m.kind) {
       case Kind::kHideDir:
@@ -253,9 +242,6 @@ std::vector<std::string> BwrapArgv(const SandboxPaths& p, const std::vector<std:
         break;
       case Kind::kReadOnlyTry:
         argv.insert(argv.end(), {"--ro-bind-try", m.path, m.path});
-        break;
-      case Kind::kReadOnly:
-        argv.insert(argv.end(), {"--ro-bind", m.path, m.path});
         break;
     }
   }

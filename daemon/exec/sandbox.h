@@ -53,11 +53,11 @@ struct SandboxPaths {
   std::vector<std::string> runtime_dirs;
   std::vector<std::string> readonly;  // bound read-only at the same path (home_files)
   GitDirs git;
-  // <cwd>/.git when the cwd is not the top of a repository (a subfolder, or no repository):
-  // an empty directory bound read-only there, so the worker cannot plant a repository of its
-  // own where the daemon's git (run outside the sandbox, after the worker) would find it first
-  // and run what its config names (a filter, say). Git passes over an empty .git directory.
-  std::string git_guard;
+  // Everything read-only and no network: the sandbox the daemon's own git runs in for a
+  // sandboxed terminal (ConfinedRunner), so a config or attributes file a worker planted
+  // cannot make it run anything with more rights than the worker had. The cwd and the git
+  // directories stay visible (read-only) under hidden parents such as /tmp.
+  bool read_only = false;
 };
 
 // `bwrap ... -- command...`. Mounts are applied from the shallowest path to the deepest, so the
@@ -72,13 +72,5 @@ std::vector<std::string> BwrapArgv(const SandboxPaths& paths,
 // when the cwd is inside the state directory (outside the dispatch directory): the worker
 // would see the daemon's state through it.
 Status ResolveSandboxPaths(SandboxPaths& paths);
-
-// Creates the empty git_guard directory when it is missing (a leftover one is used as it is;
-// an empty one is removed by RemoveGitGuard). FailedPrecondition when it cannot be made, or
-// <cwd>/.git is a symbolic link (binding over it would cover what it points at).
-Status MakeGitGuard(const SandboxPaths& paths);
-
-// Removes an (empty) git guard directory once no sandbox uses it; keeps anything else.
-void RemoveGitGuard(const std::string& git_guard);
 
 }  // namespace conclave::exec

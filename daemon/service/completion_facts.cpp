@@ -5,6 +5,7 @@
 
 #include "common/utf8.h"
 #include "exec/capped_log.h"
+#include "exec/confined_runner.h"
 #include "exec/worktree_check.h"
 
 namespace conclave::service {
@@ -94,10 +95,12 @@ CompletionFacts GatherFacts(const CompletionSnapshot& snap, const exec::RunOutco
     f.result["contract"] = domain::ContractToJson(f.contract.contract);
     if (f.contract.writer && !f.contract.contract.changed_files.empty()) {
       f.contract.unpersisted =
-          exec::UnpersistedClaims(commands,
-                                  {snap.terminal_cwd, snap.dispatch.start_head,
-                                   snap.dispatch.started_ms, snap.dirty_at_start},
-                                  f.contract.contract.changed_files);
+          exec::WithHelperRunner(commands, snap.git_sandbox, [&](exec::CommandRunner& runner) {
+            return exec::UnpersistedClaims(runner,
+                                           {snap.terminal_cwd, snap.dispatch.start_head,
+                                            snap.dispatch.started_ms, snap.dirty_at_start},
+                                           f.contract.contract.changed_files);
+          });
     }
   }
   f.result["text"] = Bounded(f.parsed.result_text);

@@ -18,6 +18,7 @@
 #include "exec/output_parser.h"
 #include "exec/profile.h"
 #include "exec/run_types.h"
+#include "exec/sandbox.h"
 #include "exec/worktree_check.h"
 
 namespace conclave::service {
@@ -46,6 +47,8 @@ struct CompletionSnapshot {
   int64_t log_cap_bytes = 0;  // the cap the run's logs were written with (stitched first)
   // A fresh writer attempt's files that were already dirty at its start (null = not known).
   std::shared_ptr<const exec::DirtyFiles> dirty_at_start;
+  // A sandboxed terminal's: the claims check's git runs in it, read-only (Core::GitSandboxFor).
+  std::optional<exec::SandboxPaths> git_sandbox;
 };
 
 struct CompletionFacts {

@@ -7,6 +7,7 @@
 
 #include "common/random.h"
 #include "common/utf8.h"
+#include "exec/launch_plan.h"
 
 namespace conclave::service {
 
@@ -96,6 +97,13 @@ bool Core::InFlowWorktree(const std::string& cwd) const {
   const std::string& root = flow_root_;
   return !root.empty() && cwd.size() > root.size() && cwd.compare(0, root.size(), root) == 0 &&
          cwd[root.size()] == '/';
+}
+
+std::optional<exec::SandboxPaths> Core::GitSandboxFor(const exec::Profile* p,
+                                                      const std::string& cwd) const {
+  if (!p || p->sandbox != "bwrap") return std::nullopt;
+  return exec::SandboxPathsFor(*p, cwd, config.state_dir, SocketPath(), config.config_file,
+                               daemon_env);
 }
 
 std::string Core::SocketPath() const {

@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "common/clock.h"
@@ -17,6 +18,7 @@
 #include "exec/launcher.h"
 #include "exec/profile.h"
 #include "exec/redactor.h"
+#include "exec/sandbox.h"
 #include "service/commit_batcher.h"
 #include "store/cooldown_store.h"
 #include "store/database.h"
@@ -87,6 +89,10 @@ struct Core {
   std::string DispatchDir(int64_t id) const;
   // The daemon's unix socket path (the listener as given when it is not a unix socket).
   std::string SocketPath() const;
+  // For a sandboxed profile: the sandbox its worker in `cwd` runs in, where the daemon's own git
+  // for that terminal runs read-only (exec::ConfinedRunner); nullopt for any other profile.
+  std::optional<exec::SandboxPaths> GitSandboxFor(const exec::Profile* p,
+                                                  const std::string& cwd) const;
   // Whether cwd lies inside a flow's worktree (under flow.worktree_root, symlinks resolved).
   bool InFlowWorktree(const std::string& cwd) const;
   mutable std::string flow_root_;  // flow.worktree_root made canonical, on first use

@@ -40,6 +40,8 @@ void RunCompletion::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o
     if (const exec::Profile* p = core_.profiles.Find(d->profile)) snap.profile = *p;
     auto term = core_.terminals.Get(d->terminal);
     snap.terminal_cwd = term ? term->cwd : ".";
+    snap.git_sandbox = core_.GitSandboxFor(snap.profile ? &*snap.profile : nullptr,
+                                           snap.terminal_cwd);
   } catch (const std::exception& e) {
     FailInternally(dispatch_id, e.what());
     return finish();

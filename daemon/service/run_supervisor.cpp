@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "exec/brief_renderer.h"
+#include "exec/confined_runner.h"
 #include "exec/git_head.h"
 #include "domain/resume_brief.h"
 #include "domain/review_brief.h"
@@ -89,11 +90,14 @@ bool RunSupervisor::LaunchResumed(const domain::Dispatch& d, const domain::Task&
   auto& commands = core_.commands;
   auto& io = core_.io;
   resuming_.insert(d.id);
+  auto sandbox = core_.GitSandboxFor(core_.profiles.Find(d.profile), term.cwd);
   boost::asio::post(core_.helpers, [this, &commands, &io, id = d.id, token, cwd = term.cwd,
-                                    point = *point] {
-    Resume resume{
-        domain::ResumeOpening(point, exec::DescribePartialWork(commands, cwd, point.base_head)),
-        point.base_head};
+                                    point = *point, sandbox] {
+    std::string partial =
+        exec::WithHelperRunner(commands, sandbox, [&](exec::CommandRunner& runner) {
+          return exec::DescribePartialWork(runner, cwd, point.base_head);
+        });
+    Resume resume{domain::ResumeOpening(point, partial), point.base_head};
     boost::asio::post(io, [this, id, token, resume = std::move(resume)] {
       // Not when shutdown already ended it; Launch checks again that the dispatch runs.
       if (resuming_.erase(id) > 0) Launch(id, token, resume);
@@ -150,7 +154,6 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token,
   exec::RunLimits limits = LimitsFor(*d, *p);
   auto run = core_.launcher.Launch(plan.value(), limits, CallbacksFor(dispatch_id));
   if (!run.ok()) {
-    DropGitGuard(plan->sandbox.git_guard);
     return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: " + run.status().message());
   }
   // Recovery must be able to find this process group after a crash: the journal has it at
@@ -162,10 +165,11 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token,
   active.run = run.value();
   active.last_heartbeat_ms = core_.clock.NowMs();
   active.launch = LaunchRecord{pid, run.value()->start_time(), start_head};
-  active.git_guard = plan->sandbox.git_guard;
   activity_.Watch(dispatch_id, pid,
                   limits.idle_timeout.count() > 0 ? limits.idle_timeout : limits.idle_kill);
-  if (!start_head.empty() && !resume) SnapshotDirty(dispatch_id, term->cwd);
+  if (!start_head.empty() && !resume) {
+    SnapshotDirty(dispatch_id, term->cwd, core_.GitSandboxFor(p, term->cwd));
+  }
   if (!journaled) {
     spdlog::warn("dispatch {}: the spawn journal cannot be written; committing the pid now",
                  dispatch_id);
@@ -178,14 +182,19 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token,
   });
 }
 
-void RunSupervisor::SnapshotDirty(int64_t dispatch_id, const std::string& cwd) {
+void RunSupervisor::SnapshotDirty(int64_t dispatch_id, const std::string& cwd,
+                                  std::optional<exec::SandboxPaths> sandbox) {
   // Off the loop: git status and hashing. A file the worker changed before this read has an
-  // mtime after the start and is judged without it (exec::ClaimBasis).
+  // mtime after the start and is judged without it (exec::ClaimBasis). The worker already
+  // runs: a sandboxed one's repository is read by git in the same (read-only) sandbox.
   auto& commands = core_.commands;
   auto& io = core_.io;
   runs_[dispatch_id].dirty_pending = true;
-  boost::asio::post(core_.helpers, [this, &commands, &io, dispatch_id, cwd] {
-    auto dirty = std::make_shared<const exec::DirtyFiles>(exec::SnapshotDirty(commands, cwd));
+  boost::asio::post(core_.helpers, [this, &commands, &io, dispatch_id, cwd, sandbox] {
+    auto dirty = std::make_shared<const exec::DirtyFiles>(
+        exec::WithHelperRunner(commands, sandbox, [&](exec::CommandRunner& runner) {
+          return exec::SnapshotDirty(runner, cwd);
+        }));
     boost::asio::post(io, [this, dispatch_id, dirty] {
       auto it = runs_.find(dispatch_id);
       if (it == runs_.end()) return;
@@ -352,22 +361,12 @@ void RunSupervisor::OnFinished(int64_t dispatch_id, const exec::RunOutcome& outc
     it->second.record_pid.reset();
     launch = std::exchange(it->second.launch, std::nullopt);
     dirty = it->second.dirty_at_start;
-    // The sandbox is gone with its worker: nothing is left inside that could plant a .git.
-    DropGitGuard(std::exchange(it->second.git_guard, ""));
   }
   MaybeClearJournal();
   completion_.OnRunFinished(dispatch_id, outcome, probed, [this, dispatch_id] {
     runs_.erase(dispatch_id);
     MaybeAllStopped();
   }, launch, dirty);
-}
-
-void RunSupervisor::DropGitGuard(const std::string& git_guard) {
-  if (git_guard.empty()) return;
-  for (const auto& [id, active] : runs_) {
-    if (active.git_guard == git_guard) return;  // another sandbox in the same directory
-  }
-  exec::RemoveGitGuard(git_guard);
 }
 
 void RunSupervisor::StopRun(int64_t dispatch_id, StopReason reason, const std::string& detail) {

@@ -69,7 +69,6 @@ class RunSupervisor : public RunStarter, public RunControl {
     std::shared_ptr<const exec::DirtyFiles> dirty_at_start;
     bool dirty_pending = false;  // that read is under way: the completion waits for it
     std::optional<exec::RunOutcome> finished;  // the run ended while it was
-    std::string git_guard;  // the sandbox's empty read-only <cwd>/.git (exec::SandboxPaths)
   };
   // How long a run goes before its pid is written to the store on its own (a short run's
   // goes with its outcome: no commit of its own).
@@ -81,8 +80,6 @@ class RunSupervisor : public RunStarter, public RunControl {
   struct Resume {
     std::string opening, base_head;
   };
-  // Removes a sandbox's git guard unless another run's sandbox still binds it.
-  void DropGitGuard(const std::string& git_guard);
   // resume: nullopt = not looked at yet.
   void Launch(int64_t dispatch_id, const std::string& token,
               std::optional<Resume> resume = std::nullopt);
@@ -97,7 +94,8 @@ class RunSupervisor : public RunStarter, public RunControl {
   exec::RunCallbacks CallbacksFor(int64_t dispatch_id);
   void RecordPid(int64_t dispatch_id);
   // Reads which files are already dirty at a fresh writer's start (helper pool).
-  void SnapshotDirty(int64_t dispatch_id, const std::string& cwd);
+  void SnapshotDirty(int64_t dispatch_id, const std::string& cwd,
+                     std::optional<exec::SandboxPaths> sandbox);
   // Empties the spawn journal once every live run's pid is in the store.
   void MaybeClearJournal();
   void NotLaunched(int64_t dispatch_id, domain::StopReason reason, const std::string& detail);

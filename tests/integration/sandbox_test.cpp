@@ -411,11 +411,13 @@ TEST_CASE("a sandboxed worker cannot make the daemon's git run its code", "[.][s
   CHECK(RunProgram({"/bin/cat", link}).out == before);
 }
 
-// In a subfolder of a repository, or a directory that is none, nothing stops git at <cwd>/.git:
-// a repository the worker made there would be the one the daemon's git (the claims check,
-// run outside the sandbox after the worker) finds first, and a filter its config names runs
-// when git re-reads a touched file. The sandbox binds an empty read-only .git there instead.
-TEST_CASE("a sandboxed worker cannot plant a repository where the daemon's git looks first",
+// The daemon runs git in a sandboxed terminal's directory after (and while) its worker runs:
+// the claims check, the dirty-file snapshot, partial work. A worker can make git there read a
+// config of its own — a repository made at its cwd (a subfolder of a repository, or no
+// repository at all), or, from a terminal at the repository's top, in another terminal's
+// subfolder — whose clean filter runs when git re-reads a touched file. That git runs in a
+// read-only sandbox without network, so the filter runs with less than the worker had.
+TEST_CASE("a sandboxed terminal's repository cannot make the daemon's git run code outside",
           "[.][sandbox]") {
   SkipUnlessBwrapRuns();
   DaemonFixture d;
@@ -434,44 +436,58 @@ TEST_CASE("a sandboxed worker cannot plant a repository where the daemon's git l
   std::string plain = d.dir() + "/plain";
   std::filesystem::create_directories(repo + "/sub");
   std::filesystem::create_directories(plain);
-  std::ofstream(repo + "/sub/f.txt") << "hi\n";
-  std::ofstream(plain + "/f.txt") << "hi\n";
+  for (const auto& f : {repo + "/sub/f.txt", repo + "/sub/g.txt", plain + "/f.txt"}) {
+    std::ofstream(f) << "hi\n";
+  }
   Git(repo, "init -q -b main . && git add -A && git -c user.email=t@x -c user.name=t commit -qm i");
-  d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", "in-sub", "--cwd",
-             repo + "/sub"});
-  d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", "in-plain", "--cwd", plain});
-  for (const auto& [terminal, cwd] : {std::pair<std::string, std::string>{"in-sub", repo + "/sub"},
-                                      {"in-plain", plain}}) {
-    INFO(terminal);
-    std::string mark = d.dir() + "/pwned-" + terminal;
-    // A repository of the worker's at its cwd, whose clean filter leaves a mark where only a
-    // process outside the sandbox can write; then a tracked file touched, so git re-reads it.
-    std::string brief =
-        "FAKE: sh git rev-parse --show-toplevel\n"
-        "FAKE: sh printf '#!/bin/sh\\ntouch " + mark + "\\ncat\\n' > h && chmod +x h && "
-        "git init -q . && git add -A && git -c user.email=t@x -c user.name=t commit -qm x && "
-        "git config filter.x.clean \"$PWD/h\" && echo '* filter=x' > .gitattributes && "
-        "touch -m -d 2030-01-01 f.txt\n"
-        "FAKE: changes f.txt\n";
+  for (const auto& [handle, cwd] : {std::pair<std::string, std::string>{"in-top", repo},
+                                    {"in-sub", repo + "/sub"},
+                                    {"in-plain", plain}}) {
+    d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", handle, "--cwd", cwd});
+  }
+  auto run = [&](const std::string& terminal, const std::string& brief) {
     std::string t =
         d.CliJson({"task", "create", "--brief", "-"}, brief)["task"]["id"].get<std::string>();
     d.CliJson({"dispatch", "--task", t, "--to", terminal});
-    auto done = WaitDone(d, t);
-    std::string out = Payload(done)["result"]["text"].get<std::string>();
-    INFO(out);
-    // The worker's own git still finds the repository above (or none) through the guard...
-    if (terminal == "in-sub") {
-      std::string top = std::filesystem::canonical(repo).string();
-      CHECK(Line(out, top) == top);
-      CHECK(Line(out, "SH[git rev-parse").find("exit=0") != std::string::npos);
-    } else {
-      CHECK(Line(out, "SH[git rev-parse").find("exit=128") != std::string::npos);
+    return Payload(WaitDone(d, t));
+  };
+  // The confined git works: a new file holds as a claim, an untouched one is caught.
+  auto ok = run("in-sub", "FAKE: write new.txt x\nFAKE: changes new.txt\nFAKE: changes g.txt\n");
+  INFO(ok.dump());
+  CHECK(ok["failure_kind"] == "claim_not_persisted");
+  std::string unpersisted = ok["result"]["unpersisted"].dump();
+  CHECK(unpersisted.find("g.txt: claimed as changed but identical") != std::string::npos);
+  CHECK(unpersisted.find("new.txt") == std::string::npos);
+  // A repository of the worker's in `where`, whose clean filter leaves a mark where only a
+  // process outside the sandbox can write; then a tracked file touched, so git re-reads it.
+  auto plant = [](const std::string& where, const std::string& mark) {
+    return "FAKE: sh cd " + where + " && printf '#!/bin/sh\\ntouch " + mark +
+           "\\ncat\\n' > h && chmod +x h && git init -q . && git add -A && "
+           "git -c user.email=t@x -c user.name=t commit -qm x && "
+           "git config filter.x.clean \"$PWD/h\" && echo '* filter=x' > .gitattributes && "
+           "touch -m -d 2030-01-01 f.txt\n";
+  };
+  struct Attack {
+    std::string planter, where, victim;
+  };
+  for (const auto& a : {Attack{"in-sub", repo + "/sub", "in-sub"},
+                        Attack{"in-plain", plain, "in-plain"},
+                        Attack{"in-top", repo + "/sub", "in-sub"}}) {
+    INFO(a.planter << " plants in " << a.where << ", " << a.victim << "'s claims are checked");
+    std::string mark = d.dir() + "/pwned-" + a.planter;
+    std::string brief = plant(a.where, mark);
+    if (a.victim != a.planter) {
+      std::string planted = run(a.planter, brief)["result"]["text"].get<std::string>();
+      INFO(planted);
+      CHECK(Line(planted, "SH[cd").find("exit=0") != std::string::npos);
+      brief.clear();
     }
-    // ...cannot make one at its cwd, and nothing of its ran outside.
-    CHECK(Line(out, "SH[printf").find("exit=0") == std::string::npos);
+    auto done = run(a.victim, brief + "FAKE: changes f.txt\n");
+    std::string out = done["result"]["text"].get<std::string>();
+    INFO(out);
+    if (a.victim == a.planter) CHECK(Line(out, "SH[cd").find("exit=0") != std::string::npos);
     CHECK(!std::filesystem::exists(mark));
-    // The empty guard is gone with the worker.
-    CHECK(!std::filesystem::exists(cwd + "/.git"));
+    std::filesystem::remove_all(a.where + "/.git");
   }
 }
 

@@ -1,17 +1,20 @@
 // Unit tests: exec/command_runner — output and exit code; the timeout holds also after a
 // command let go of its output; the daemon's git never runs through a planted redirect, never
-// runs a repository's hooks, never takes a directory a worker filled for a bare repository.
+// runs a repository's hooks, never takes a directory a worker filled for a bare repository; a
+// sandboxed terminal's git runs guarded, read-only and offline (ConfinedRunner).
 #include "exec/command_runner.h"
 
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
 
 #include "../store/temp_db.h"
+#include "exec/confined_runner.h"
 
 using namespace conclave;
 
@@ -84,4 +87,55 @@ TEST_CASE("the daemon's git runs no hooks and finds no bare repository in a work
   CHECK(runner.Run({"git", "-C", planted, "rev-parse", "--git-dir"}, "/", 10000).exit_code != 0);
   CHECK(runner.Run({"git", "--git-dir", planted, "rev-parse", "--git-dir"}, "/", 10000)
             .exit_code == 0);  // named explicitly, it is used
+}
+
+namespace {
+// Records what it was asked to run.
+struct RecordingRunner : exec::CommandRunner {
+  std::vector<std::vector<std::string>> argvs;
+  exec::CommandResult Run(const std::vector<std::string>& argv, const std::string&,
+                          int) override {
+    argvs.push_back(argv);
+    return {0, false, "ok\n"};
+  }
+};
+}  // namespace
+
+TEST_CASE("a sandboxed terminal's git runs guarded, read-only and offline", "[exec][runner]") {
+  testing::TempDir tmp;
+  std::string repo = tmp.dir + "/repo";
+  std::filesystem::create_directories(repo);
+  RecordingRunner inner;
+  exec::SandboxPaths paths;
+  paths.cwd = repo;
+  paths.state_dir = tmp.dir + "/state";
+  std::filesystem::create_directories(paths.state_dir);
+  exec::ConfinedRunner confined(inner, paths);
+  auto r = confined.Run({"git", "status"}, repo, 1000);
+  CHECK(r.out == "ok\n");
+  REQUIRE(inner.argvs.size() == 1);
+  const auto& argv = inner.argvs[0];
+  auto dash = std::find(argv.begin(), argv.end(), "--");
+  REQUIRE(dash != argv.end());
+  CHECK(argv.front() == "bwrap");
+  CHECK(std::find(argv.begin(), dash, "--unshare-net") != dash);
+  CHECK(std::find(argv.begin(), dash, "--bind") == dash);
+  std::vector<std::string> git(dash + 1, argv.end());
+  REQUIRE(git.size() > 2);
+  CHECK(git.front() == "git");
+  CHECK(std::find(git.begin(), git.end(), "core.fsmonitor=false") != git.end());
+  CHECK(git.back() == "status");
+  // A planted redirect is refused before anything runs.
+  std::filesystem::create_directories(repo + "/.git");
+  std::ofstream(repo + "/.git/commondir") << tmp.dir << "/elsewhere\n";
+  CHECK(confined.Run({"git", "status"}, repo, 1000).exit_code == -1);
+  CHECK(inner.argvs.size() == 1);
+  // A sandbox that cannot be set up runs nothing (the claims check then says git could not
+  // list the changes).
+  RecordingRunner none;
+  exec::SandboxPaths gone = paths;
+  gone.cwd = tmp.dir + "/no-such-dir";
+  exec::ConfinedRunner broken(none, gone);
+  CHECK(broken.Run({"git", "status"}, "/", 1000).exit_code == -1);
+  CHECK(none.argvs.empty());
 }

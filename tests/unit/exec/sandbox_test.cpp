@@ -190,63 +190,55 @@ TEST_CASE("FindGitDirs reads a linked worktree's gitdir and commondir", "[sandbo
   fs::remove_all(root);
 }
 
-TEST_CASE("a cwd that is not a repository's top gets an empty read-only .git guard",
-          "[sandbox]") {
+TEST_CASE("FindGitDirs passes over a .git that is no repository, as git does", "[sandbox]") {
   char tmpl[] = "/tmp/sbXXXXXX";
   std::string root = fs::canonical(mkdtemp(tmpl)).string();
   MakeGitDir(root + "/repo/.git");
-  fs::create_directories(root + "/repo/sub/deeper");
-  fs::create_directories(root + "/plain");
-  auto resolve = [&](const std::string& cwd) {
-    SandboxPaths p;
-    p.cwd = cwd;
-    REQUIRE(ResolveSandboxPaths(p).ok());
-    return p;
-  };
-  // At the top the repository's own .git is there: nothing to guard.
-  SandboxPaths top = resolve(root + "/repo");
-  CHECK(top.git.top == root + "/repo");
-  CHECK(top.git_guard.empty());
-  // In a subfolder, and where there is no repository at all, <cwd>/.git is guarded.
-  SandboxPaths sub = resolve(root + "/repo/sub");
-  CHECK(sub.git.git_dir == root + "/repo/.git");
-  CHECK(sub.git_guard == root + "/repo/sub/.git");
-  SandboxPaths plain = resolve(root + "/plain");
-  CHECK(plain.git.git_dir.empty());
-  CHECK(plain.git_guard == root + "/plain/.git");
-  // The guard is made empty; then it is passed over as git passes over it.
-  REQUIRE(MakeGitGuard(sub).ok());
-  REQUIRE(fs::is_directory(root + "/repo/sub/.git"));
-  CHECK(MakeGitGuard(sub).ok());  // a leftover one is used as it is
-  SandboxPaths again = resolve(root + "/repo/sub");
-  CHECK(again.git.git_dir == root + "/repo/.git");
-  CHECK(again.git_guard == root + "/repo/sub/.git");
-  CHECK(FindGitDirs(root + "/repo/sub/deeper").git_dir == root + "/repo/.git");
-  // A planted redirect above an empty .git is still found.
+  fs::create_directories(root + "/repo/sub/.git");  // empty
+  GitDirs g = FindGitDirs(root + "/repo/sub");
+  CHECK(g.git_dir == root + "/repo/.git");
+  CHECK(g.top == root + "/repo");
+  CHECK(PlantedGitRedirect(root + "/repo/sub").empty());
+  // A planted redirect above it is still found.
   std::ofstream(root + "/repo/.git/commondir") << root << "/elsewhere\n";
   CHECK(PlantedGitRedirect(root + "/repo/sub").find("commondir exists") != std::string::npos);
   fs::remove(root + "/repo/.git/commondir");
-  // The mount: after the writable cwd, read-only, and required (not -try).
-  auto argv = BwrapArgv(again, {"x"});
-  long cwd = MountAt(argv, "--bind", root + "/repo/sub");
-  REQUIRE(cwd > 0);
-  CHECK(MountAt(argv, "--ro-bind", root + "/repo/sub/.git") > cwd);
-  CHECK(MountAt(argv, "--ro-bind-try", root + "/repo/sub/.git") < 0);
-  CHECK(MountAt(BwrapArgv(top, {"x"}), "--ro-bind", root + "/repo/.git") < 0);
-  // Removed only while empty: whatever a user put there stays.
-  RemoveGitGuard(again.git_guard);
-  CHECK_FALSE(fs::exists(root + "/repo/sub/.git"));
-  REQUIRE(MakeGitGuard(sub).ok());
-  std::ofstream(root + "/repo/sub/.git/keep") << "x";
-  RemoveGitGuard(sub.git_guard);
-  CHECK(fs::exists(root + "/repo/sub/.git/keep"));
-  // A symbolic link there is not bound over (that would cover what it names).
-  fs::create_directory_symlink(root + "/plain", root + "/repo/sub/deeper/.git");
-  SandboxPaths linked = resolve(root + "/repo/sub/deeper");
-  conclave::Status s = MakeGitGuard(linked);
-  CHECK_FALSE(s.ok());
-  CHECK(s.message().find("symbolic link") != std::string::npos);
+  // A .git file naming nothing: git stops there; only the file is known (and kept read-only).
+  fs::create_directories(root + "/repo/broken");
+  std::ofstream(root + "/repo/broken/.git") << "gitdir: " << root << "/nowhere\n";
+  GitDirs b = FindGitDirs(root + "/repo/broken");
+  CHECK(b.git_dir.empty());
+  CHECK(b.top.empty());
+  CHECK(b.dot_git == root + "/repo/broken/.git");
+  SandboxPaths p;
+  p.cwd = root + "/repo/broken";
+  p.git = b;
+  CHECK(MountAt(BwrapArgv(p, {"x"}), "--ro-bind-try", root + "/repo/broken/.git") > 0);
   fs::remove_all(root);
+}
+
+TEST_CASE("bwrap read-only: nothing writable, no network, hidden paths stay hidden",
+          "[sandbox]") {
+  SandboxPaths p = Paths();
+  p.read_only = true;
+  auto argv = BwrapArgv(p, {"git", "status"});
+  auto end = std::find(argv.begin(), argv.end(), "--");
+  for (const char* flag : {"--bind", "--bind-try"}) {
+    INFO(flag);
+    CHECK(std::find(argv.begin(), end, flag) == end);
+  }
+  CHECK(std::find(argv.begin(), end, "--unshare-net") != end);
+  // What the worker could write is visible, read-only, where it was bound.
+  long hide = MountAt(argv, "--tmpfs", "/home/u/.local/state/conclave");
+  REQUIRE(hide > 0);
+  CHECK(MountAt(argv, "--ro-bind-try", "/home/u/proj/wt") > 0);
+  CHECK(MountAt(argv, "--ro-bind-try", "/home/u/.local/state/conclave/dispatches/7") > hide);
+  CHECK(MountAt(argv, "--ro-bind-try", "/home/u/proj/repo/.git/worktrees/wt") > 0);
+  CHECK(MountAt(argv, "--tmpfs", "/run/user/1000/conclave") > 0);
+  // No socket into the daemon.
+  CHECK(std::find(argv.begin(), end, "/run/user/1000/conclave/conclave.sock") == end);
+  CHECK(std::vector<std::string>(end + 1, argv.end()) ==
+        std::vector<std::string>{"git", "status"});
 }
 
 TEST_CASE("bwrap: a submodule's .git file is read-only", "[sandbox]") {
