@@ -214,6 +214,9 @@ std::vector<std::string> BwrapArgv(const SandboxPaths& p, const std::vector<std:
     for (auto& m : mounts) {
       if (m.kind == Kind::kBind || m.kind == Kind::kBindTry) m = {Kind::kReadOnlyTry, m.path};
     }
+    // The whole worktree too: git, finding a hidden parent (/tmp) between a subfolder cwd and
+    // the worktree's top, would stop at that file-system boundary.
+    if (!g.top.empty()) mounts.push_back({Kind::kReadOnlyTry, g.top});
   }
   std::stable_sort(mounts.begin(), mounts.end(), [](const Mount& a, const Mount& b) {
     size_t da = Depth(a.path), db = Depth(b.path);

@@ -221,6 +221,7 @@ TEST_CASE("bwrap read-only: nothing writable, no network, hidden paths stay hidd
           "[sandbox]") {
   SandboxPaths p = Paths();
   p.read_only = true;
+  p.cwd = "/home/u/proj/wt/sub";
   auto argv = BwrapArgv(p, {"git", "status"});
   auto end = std::find(argv.begin(), argv.end(), "--");
   for (const char* flag : {"--bind", "--bind-try"}) {
@@ -231,7 +232,12 @@ TEST_CASE("bwrap read-only: nothing writable, no network, hidden paths stay hidd
   // What the worker could write is visible, read-only, where it was bound.
   long hide = MountAt(argv, "--tmpfs", "/home/u/.local/state/conclave");
   REQUIRE(hide > 0);
+  CHECK(MountAt(argv, "--ro-bind-try", "/home/u/proj/wt/sub") > 0);
+  // The worktree's top too (a hidden parent between would stop git), not for the worker.
   CHECK(MountAt(argv, "--ro-bind-try", "/home/u/proj/wt") > 0);
+  SandboxPaths worker = Paths();
+  worker.cwd = "/home/u/proj/wt/sub";
+  CHECK(MountAt(BwrapArgv(worker, {"x"}), "--ro-bind-try", "/home/u/proj/wt") < 0);
   CHECK(MountAt(argv, "--ro-bind-try", "/home/u/.local/state/conclave/dispatches/7") > hide);
   CHECK(MountAt(argv, "--ro-bind-try", "/home/u/proj/repo/.git/worktrees/wt") > 0);
   CHECK(MountAt(argv, "--tmpfs", "/run/user/1000/conclave") > 0);
