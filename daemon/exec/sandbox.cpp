@@ -58,6 +58,54 @@ std::string Canonical(const std::string& path) {
   return ec ? "" : c.string();
 }
 
+// What the sandbox hides because it holds the daemon's secrets or a way out: the state
+// directory, the config file's directory (or the file alone) and the runtime directories.
+std::vector<std::string> SecretPaths(const SandboxPaths& p) {
+  std::vector<std::string> out;
+  if (!p.state_dir.empty()) out.push_back(p.state_dir);
+  for (const auto& d : p.runtime_dirs) {
+    if (MayHide(d, p) && !IsUnder(p.cwd, d)) out.push_back(d);
+  }
+  if (!p.config_file.empty()) {
+    std::string dir = Parent(p.config_file);
+    out.push_back(MayHide(dir, p) ? dir : p.config_file);
+  }
+  return out;
+}
+
+// Why the git directories found from the cwd may not be bound writable ("" when they may).
+// The .git a worker can write (at its cwd, or below another terminal's top) may name any
+// directory: only what git itself made is taken — a linked worktree's gitdir that points back
+// at this .git file, a submodule's git dir in its superproject's .git/modules, or a git dir in
+// the worker's own directory — and never anything the sandbox hides.
+std::string UntrustedGitDirs(const SandboxPaths& p) {
+  const GitDirs& g = p.git;
+  if (!g.refused.empty()) return g.refused;
+  for (const std::string* path : {&g.git_dir, &g.common_dir, &g.dot_git}) {
+    for (const auto& hidden : SecretPaths(p)) {
+      if (!IsUnder(*path, hidden) || IsUnder(*path, p.cwd) || IsUnder(*path, p.dispatch_dir)) {
+        continue;
+      }
+      return "the git directory " + *path + " is inside " + hidden + ", which is hidden";
+    }
+  }
+  if (g.git_dir.empty() || g.dot_git == g.git_dir) return "";  // none, or a .git directory
+  auto own = [&](const std::string& dir) { return IsUnder(dir, p.cwd); };
+  bool linked = Canonical(ReadFirstLine(fs::path(g.git_dir) / "gitdir")) == g.dot_git;
+  size_t modules = g.git_dir.rfind("/.git/modules/");
+  bool submodule = modules != std::string::npos && IsUnder(g.top, g.git_dir.substr(0, modules));
+  if (!own(g.git_dir) && !linked && !submodule) {
+    return g.dot_git + " names " + g.git_dir +
+           ", which is neither its worktree's git dir (its gitdir file does not point back), "
+           "a submodule's, nor in the terminal's directory";
+  }
+  if (g.common_dir != g.git_dir && !IsUnder(g.git_dir, g.common_dir + "/worktrees") &&
+      !(own(g.git_dir) && own(g.common_dir))) {
+    return g.git_dir + "/commondir names " + g.common_dir + ", which does not hold that git dir";
+  }
+  return "";
+}
+
 }  // namespace
 
 GitDirs FindGitDirs(const std::string& cwd) {
@@ -65,6 +113,12 @@ GitDirs FindGitDirs(const std::string& cwd) {
   std::error_code ec;
   for (fs::path dir = cwd; !dir.empty(); dir = dir.parent_path()) {
     fs::path dotgit = dir / ".git";
+    if (fs::is_symlink(fs::symlink_status(dotgit, ec))) {
+      // Git follows it; the sandbox would bind what it names, which may be anything.
+      g.refused = dotgit.string() + " is a symbolic link (the sandbox binds only a .git that is "
+                                    "where git would write it)";
+      return g;
+    }
     if (fs::is_directory(dotgit, ec)) {
       if (!IsGitDirectory(dotgit.string())) {
         if (dir == dir.root_path()) break;
@@ -83,9 +137,12 @@ GitDirs FindGitDirs(const std::string& cwd) {
       target.erase(0, target.find_first_not_of(' '));
       fs::path t(target);
       if (!target.empty()) g.git_dir = Canonical((t.is_absolute() ? t : dir / t).string());
+      if (!g.git_dir.empty() && !fs::is_regular_file(fs::path(g.git_dir) / "HEAD", ec)) {
+        g.git_dir.clear();  // no repository there: git fails on it too
+      }
       // A .git file naming nothing: git stops here with an error. Only the file is known
       // (and kept read-only in the sandbox, so it cannot be pointed somewhere new).
-      if (g.git_dir.empty()) return GitDirs{"", "", g.dot_git, ""};
+      if (g.git_dir.empty()) return GitDirs{"", "", g.dot_git, "", ""};
       g.top = dir.string();
     }
     if (!g.git_dir.empty()) {
@@ -157,6 +214,9 @@ Status ResolveSandboxPaths(SandboxPaths& p) {
                               "may not see; give the terminal another --cwd");
   }
   p.git = FindGitDirs(p.cwd);
+  if (std::string why = UntrustedGitDirs(p); !why.empty()) {
+    return FailedPrecondition("sandbox: " + why + "; the worker would get it writable");
+  }
   return Status::Ok();
 }
 
@@ -228,7 +288,13 @@ std::vector<std::string> BwrapArgv(const SandboxPaths& p, const std::vector<std:
                                    "--ro-bind",     "/",                 "/",
                                    "--dev",         "/dev",              "--proc",
                                    "/proc"};
-  if (p.read_only) argv.push_back("--unshare-net");
+  if (p.read_only) {
+    // No network, and none of the daemon's environment (its token, the vendors' keys): what a
+    // planted filter prints can reach the worker (a resumed attempt's diff --stat).
+    argv.insert(argv.end(), {"--unshare-net", "--clearenv", "--setenv", "PATH",
+                             "/usr/local/bin:/usr/bin:/bin"});
+    if (!p.home.empty()) argv.insert(argv.end(), {"--setenv", "HOME", p.home});
+  }
   for (const auto& m : mounts) {
     switch (m.kind) {
       case Kind::kHideDir:

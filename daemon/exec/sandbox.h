@@ -24,6 +24,7 @@ struct GitDirs {
   std::string common_dir;  // objects, refs, logs (== git_dir in the main worktree)
   std::string dot_git;     // the .git found (a directory, or a linked worktree's file)
   std::string top;         // the directory holding it (the worktree's top)
+  std::string refused;     // why none of it may be used (a .git that is a symbolic link)
 };
 
 // Walks up from cwd to the first .git (a directory git would use, or a file "gitdir: PATH"; a
@@ -70,7 +71,9 @@ std::vector<std::string> BwrapArgv(const SandboxPaths& paths,
 // Makes every path absolute and symlink-free (bwrap binds must name real directories) and
 // finds the git directories of cwd; drops hidden paths that do not exist. FailedPrecondition
 // when the cwd is inside the state directory (outside the dispatch directory): the worker
-// would see the daemon's state through it.
+// would see the daemon's state through it; and when the git directories are not ones git
+// made for this directory (a .git a worker wrote may name any directory: a hidden one, or
+// another repository's) — they would be bound writable.
 Status ResolveSandboxPaths(SandboxPaths& paths);
 
 }  // namespace conclave::exec

@@ -130,6 +130,18 @@ std::vector<std::string> UnpersistedClaims(CommandRunner& runner, const ClaimBas
   if (checked.empty()) return problems;
   // In a repository: where the cwd sits inside it ("sub/dir/" or "").
   CommandResult where = runner.Run(Git({"rev-parse", "--show-prefix"}), basis.cwd, 5000);
+  // Git could not run (refused, timed out, its sandbox failed) — anything but "not a
+  // repository" (128) or no git installed (127) — or the repository the dispatch started in is
+  // no longer found: judging by file times instead would let a touched file pass, so every
+  // claim fails.
+  bool no_repo = where.exit_code == 128 || where.exit_code == 127;
+  if (where.exit_code != 0 && (!no_repo || !basis.start_head.empty())) {
+    for (const auto& [f, n] : checked) {
+      problems.push_back(f + ": cannot be checked: git could not read the repository in " +
+                         basis.cwd);
+    }
+    return problems;
+  }
   if (where.exit_code != 0) {
     for (const auto& [f, n] : checked) {
       fs::path p = fs::path(basis.cwd) / n;

@@ -4,7 +4,8 @@
 // since — or, with no starting point, if git status lists it. Claims may be relative to the
 // terminal's cwd or to the repository root (a cwd in a subfolder); paths are read NUL-separated
 // (-z), so spaces, quotes and non-ASCII names need no decoding. Outside a repository a claim
-// holds if the file exists and was modified after the dispatch started. Git runs through a
+// holds if the file exists and was modified after the dispatch started; when git cannot run,
+// or the repository the dispatch started in is not found, no claim holds. Git runs through a
 // CommandRunner with short timeouts.
 // Thread-safety: blocking (runs git): call it off the loop (the helper pool); any thread.
 #pragma once

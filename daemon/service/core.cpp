@@ -100,10 +100,26 @@ bool Core::InFlowWorktree(const std::string& cwd) const {
 }
 
 std::optional<exec::SandboxPaths> Core::GitSandboxFor(const exec::Profile* p,
-                                                      const std::string& cwd) const {
-  if (!p || p->sandbox != "bwrap") return std::nullopt;
-  return exec::SandboxPathsFor(*p, cwd, config.state_dir, SocketPath(), config.config_file,
-                               daemon_env);
+                                                      const std::string& cwd) {
+  auto paths = [&](const exec::Profile& of) {
+    return exec::SandboxPathsFor(of, cwd, config.state_dir, SocketPath(), config.config_file,
+                                 daemon_env);
+  };
+  if (p && p->sandbox == "bwrap") return paths(*p);
+  // A directory a sandboxed terminal's worker can write (its own, one below it, or its
+  // repository's .git from one above) holds whatever that worker left there: git in it runs
+  // confined for every terminal.
+  auto under = [](const std::string& path, const std::string& dir) {
+    return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                           (dir.back() == '/' || path[dir.size()] == '/'));
+  };
+  for (const auto& t : terminals.List(false)) {
+    const exec::Profile* q = profiles.Find(t.profile);
+    if (q && q->sandbox == "bwrap" && (under(cwd, t.cwd) || under(t.cwd, cwd))) {
+      return paths(p ? *p : *q);
+    }
+  }
+  return std::nullopt;
 }
 
 std::string Core::SocketPath() const {

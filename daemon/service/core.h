@@ -89,10 +89,11 @@ struct Core {
   std::string DispatchDir(int64_t id) const;
   // The daemon's unix socket path (the listener as given when it is not a unix socket).
   std::string SocketPath() const;
-  // For a sandboxed profile: the sandbox its worker in `cwd` runs in, where the daemon's own git
-  // for that terminal runs read-only (exec::ConfinedRunner); nullopt for any other profile.
+  // The sandbox the daemon's own git in `cwd` runs in, read-only (exec::ConfinedRunner): for
+  // a sandboxed profile's terminal, and for any terminal whose directory is inside or above a
+  // sandboxed terminal's; nullopt otherwise. Reads the terminals (the loop).
   std::optional<exec::SandboxPaths> GitSandboxFor(const exec::Profile* p,
-                                                  const std::string& cwd) const;
+                                                  const std::string& cwd);
   // Whether cwd lies inside a flow's worktree (under flow.worktree_root, symlinks resolved).
   bool InFlowWorktree(const std::string& cwd) const;
   mutable std::string flow_root_;  // flow.worktree_root made canonical, on first use

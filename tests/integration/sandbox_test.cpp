@@ -416,7 +416,8 @@ TEST_CASE("a sandboxed worker cannot make the daemon's git run its code", "[.][s
 // config of its own — a repository made at its cwd (a subfolder of a repository, or no
 // repository at all), or, from a terminal at the repository's top, in another terminal's
 // subfolder — whose clean filter runs when git re-reads a touched file. That git runs in a
-// read-only sandbox without network, so the filter runs with less than the worker had.
+// read-only sandbox without network, so the filter runs with less than the worker had; also
+// for an unsandboxed terminal below a sandboxed one.
 TEST_CASE("a sandboxed terminal's repository cannot make the daemon's git run code outside",
           "[.][sandbox]") {
   SkipUnlessBwrapRuns();
@@ -424,6 +425,7 @@ TEST_CASE("a sandboxed terminal's repository cannot make the daemon's git run co
   auto p = d.FakeProfile("boxed", "fakefam");
   p["sandbox"] = "bwrap";
   d.WriteProfile("boxed", p);
+  d.WriteProfile("open", d.FakeProfile("open", "fakefam"));  // not sandboxed
   d.Start();
   // The repository outside /tmp, which the sandbox replaces wholesale: inside, git stops at
   // that mount boundary (so for the worker, a directory in /tmp is in no repository).
@@ -445,6 +447,9 @@ TEST_CASE("a sandboxed terminal's repository cannot make the daemon's git run co
                                     {"in-plain", plain}}) {
     d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", handle, "--cwd", cwd});
   }
+  // An unsandboxed terminal below a sandboxed one: what that worker leaves is there too.
+  d.CliJson({"terminal", "create", "--profile", "open", "--handle", "open-sub", "--cwd",
+             repo + "/sub"});
   auto run = [&](const std::string& terminal, const std::string& brief) {
     std::string t =
         d.CliJson({"task", "create", "--brief", "-"}, brief)["task"]["id"].get<std::string>();
@@ -472,9 +477,10 @@ TEST_CASE("a sandboxed terminal's repository cannot make the daemon's git run co
   };
   for (const auto& a : {Attack{"in-sub", repo + "/sub", "in-sub"},
                         Attack{"in-plain", plain, "in-plain"},
-                        Attack{"in-top", repo + "/sub", "in-sub"}}) {
+                        Attack{"in-top", repo + "/sub", "in-sub"},
+                        Attack{"in-top", repo + "/sub", "open-sub"}}) {
     INFO(a.planter << " plants in " << a.where << ", " << a.victim << "'s claims are checked");
-    std::string mark = d.dir() + "/pwned-" + a.planter;
+    std::string mark = d.dir() + "/pwned-" + a.planter + "-" + a.victim;
     std::string brief = plant(a.where, mark);
     if (a.victim != a.planter) {
       std::string planted = run(a.planter, brief)["result"]["text"].get<std::string>();

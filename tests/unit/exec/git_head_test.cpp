@@ -155,6 +155,38 @@ TEST_CASE("outside a repository a claim needs a file modified after the dispatch
   fs::remove_all(dir);
 }
 
+namespace {
+struct FixedRunner : CommandRunner {
+  int exit_code;
+  explicit FixedRunner(int code) : exit_code(code) {}
+  CommandResult Run(const std::vector<std::string>&, const std::string&, int) override {
+    return {exit_code, false, ""};
+  }
+};
+}  // namespace
+
+TEST_CASE("a claim is not judged by file times when git could not run, or lost the repository",
+          "[exec][claims]") {
+  char t[] = "/tmp/cvgXXXXXX";
+  std::string dir = mkdtemp(t);
+  std::ofstream(dir + "/touched.txt") << "x\n";  // modified after the start: would pass
+  ClaimBasis started_outside{dir, "", 1, nullptr};
+  ClaimBasis started_in_repo{dir, std::string(40, 'a'), 1, nullptr};
+  // Git refused or its sandbox failed (-1, or bwrap's 1): no claim holds.
+  for (int code : {-1, 1}) {
+    FixedRunner r(code);
+    auto problems = UnpersistedClaims(r, started_outside, {"touched.txt"});
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].find("cannot be checked") != std::string::npos);
+  }
+  // "Not a repository" where the dispatch started in one: no claim holds either.
+  FixedRunner not_repo(128);
+  CHECK(UnpersistedClaims(not_repo, started_in_repo, {"touched.txt"}).size() == 1);
+  // Where it started outside any repository, file times decide.
+  CHECK(UnpersistedClaims(not_repo, started_outside, {"touched.txt"}).empty());
+  fs::remove_all(dir);
+}
+
 TEST_CASE("git's NUL-separated listings split without decoding", "[exec][claims]") {
   CHECK(SplitGitZ(std::string("a b.txt\0caf\xc3\xa9.txt\0", 18), false) ==
         std::vector<std::string>{"a b.txt", "caf\xc3\xa9.txt"});

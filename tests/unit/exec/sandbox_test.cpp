@@ -166,6 +166,7 @@ TEST_CASE("FindGitDirs reads a linked worktree's gitdir and commondir", "[sandbo
   fs::create_directories(root + "/wt/sub");
   std::ofstream(root + "/wt/.git") << "gitdir: " << root << "/repo/.git/worktrees/wt\n";
   std::ofstream(root + "/repo/.git/worktrees/wt/commondir") << "../..\n";
+  std::ofstream(root + "/repo/.git/worktrees/wt/HEAD") << "ref: refs/heads/wt\n";
   GitDirs g = FindGitDirs(root + "/wt/sub");
   CHECK(g.git_dir == root + "/repo/.git/worktrees/wt");
   CHECK(g.common_dir == root + "/repo/.git");
@@ -217,6 +218,49 @@ TEST_CASE("FindGitDirs passes over a .git that is no repository, as git does", "
   fs::remove_all(root);
 }
 
+TEST_CASE("a .git a worker wrote is not followed to a directory git did not make for it",
+          "[sandbox]") {
+  char tmpl[] = "/tmp/sbXXXXXX";
+  std::string root = fs::canonical(mkdtemp(tmpl)).string();
+  MakeGitDir(root + "/repo/.git");
+  MakeGitDir(root + "/repo/.git/worktrees/wt");
+  std::ofstream(root + "/repo/.git/worktrees/wt/commondir") << "../..\n";
+  MakeGitDir(root + "/state");  // the daemon's state directory, shaped like a git dir
+  fs::create_directories(root + "/wt");
+  fs::create_directories(root + "/work");
+  auto resolve = [&](const std::string& dot_git_line) {
+    std::ofstream(root + "/work/.git") << dot_git_line << "\n";
+    SandboxPaths p;
+    p.cwd = root + "/work";
+    p.state_dir = root + "/state";
+    return ResolveSandboxPaths(p);
+  };
+  // Into the state directory, or into another repository's worktree git dir (whose gitdir
+  // file names that worktree, not this directory): refused, named.
+  conclave::Status into_state = resolve("gitdir: " + root + "/state");
+  CHECK_FALSE(into_state.ok());
+  CHECK(into_state.message().find("which is hidden") != std::string::npos);
+  std::ofstream(root + "/repo/.git/worktrees/wt/gitdir") << root << "/wt/.git\n";
+  conclave::Status other = resolve("gitdir: " + root + "/repo/.git/worktrees/wt");
+  CHECK_FALSE(other.ok());
+  CHECK(other.message().find("does not point back") != std::string::npos);
+  // The worktree git made for it: its gitdir file points back.
+  std::ofstream(root + "/repo/.git/worktrees/wt/gitdir") << root << "/work/.git\n";
+  CHECK(resolve("gitdir: " + root + "/repo/.git/worktrees/wt").ok());
+  // A git dir in the worker's own directory is its own.
+  MakeGitDir(root + "/work/own");
+  CHECK(resolve("gitdir: own").ok());
+  // A symbolic link named .git: not followed.
+  fs::remove(root + "/work/.git");
+  fs::create_directory_symlink(root + "/repo/.git", root + "/work/.git");
+  SandboxPaths linked;
+  linked.cwd = root + "/work";
+  conclave::Status s = ResolveSandboxPaths(linked);
+  CHECK_FALSE(s.ok());
+  CHECK(s.message().find("symbolic link") != std::string::npos);
+  fs::remove_all(root);
+}
+
 TEST_CASE("bwrap read-only: nothing writable, no network, hidden paths stay hidden",
           "[sandbox]") {
   SandboxPaths p = Paths();
@@ -245,6 +289,11 @@ TEST_CASE("bwrap read-only: nothing writable, no network, hidden paths stay hidd
   CHECK(std::find(argv.begin(), end, "/run/user/1000/conclave/conclave.sock") == end);
   CHECK(std::vector<std::string>(end + 1, argv.end()) ==
         std::vector<std::string>{"git", "status"});
+  // None of the daemon's environment: only PATH and HOME are set.
+  long clear = std::find(argv.begin(), end, "--clearenv") - argv.begin();
+  REQUIRE(clear < end - argv.begin());
+  long n_setenv = std::count(argv.begin(), end, "--setenv");
+  CHECK(n_setenv == 2);
 }
 
 TEST_CASE("bwrap: a submodule's .git file is read-only", "[sandbox]") {
