@@ -59,6 +59,10 @@ CommandResult ProcessCommandRunner::RunWithInput(const std::vector<std::string>&
   spec.argv = std::move(*guarded);
   spec.cwd = cwd;
   for (char** e = environ; e && *e; ++e) spec.env.push_back(*e);
+  if (FindOnPath(spec.argv[0], spec.env).empty()) {
+    r.exit_code = 127;  // as a shell says it: not installed
+    return r;
+  }
   auto child = SpawnChild(spec);
   if (!child.ok()) return r;
   // Small inputs (an event) fit the pipe; a command that does not read them gets EOF/EPIPE.

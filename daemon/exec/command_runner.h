@@ -13,7 +13,8 @@
 namespace conclave::exec {
 
 struct CommandResult {
-  int exit_code = -1;  // -1: could not start, killed by a signal, or timed out
+  // -1: could not start, killed by a signal, or timed out; 127: the program is not installed.
+  int exit_code = -1;
   bool timed_out = false;
   std::string out;  // stdout, at most 1 MiB
 };

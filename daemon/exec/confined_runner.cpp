@@ -2,7 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <utility>
+
+#include "exec/child_process.h"
 
 namespace conclave::exec {
 
@@ -32,9 +35,22 @@ CommandResult ConfinedRunner::RunWithInput(const std::vector<std::string>& argv,
     if (!usable_) return CommandResult{};
     paths = paths_;
   }
+  const char* path_env = std::getenv("PATH");
+  std::string path = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  if (!argv.empty() && FindOnPath(argv[0], {"PATH=" + path}).empty()) {
+    CommandResult missing;
+    missing.exit_code = 127;  // as a shell says it: not installed
+    return missing;
+  }
   auto guarded = GuardedGitArgv(argv, cwd);
   if (!guarded) return CommandResult{};
-  return inner_.RunWithInput(BwrapArgv(paths, *guarded), cwd, input, timeout_ms);
+  // bwrap starts with none of the daemon's environment (its token, the vendors' keys):
+  // --clearenv would not do, its pid 1 keeps the environment it was started with in
+  // /proc/1/environ, where a planted filter reads it.
+  std::vector<std::string> wrapped = {"env", "-i", "PATH=" + path};
+  if (!paths.home.empty()) wrapped.push_back("HOME=" + paths.home);
+  for (auto& a : BwrapArgv(paths, *guarded)) wrapped.push_back(std::move(a));
+  return inner_.RunWithInput(wrapped, cwd, input, timeout_ms);
 }
 
 }  // namespace conclave::exec

@@ -73,17 +73,49 @@ std::vector<std::string> SecretPaths(const SandboxPaths& p) {
   return out;
 }
 
+// A path a git file names: absolute, or relative to the git dir that holds the file.
+std::string NamedIn(const std::string& git_dir, const std::string& named) {
+  if (named.empty()) return "";
+  fs::path n(named);
+  return Canonical((n.is_absolute() ? n : fs::path(git_dir) / n).string());
+}
+
+// core.worktree in a git dir's config (a submodule's points at its checkout), "" when unset.
+std::string CoreWorktree(const std::string& git_dir) {
+  std::ifstream in(fs::path(git_dir) / "config");
+  std::string line, section;
+  while (std::getline(in, line)) {
+    size_t b = line.find_first_not_of(" \t");
+    if (b == std::string::npos) continue;
+    line.erase(0, b);
+    if (line[0] == '[') {
+      section = line.substr(1, line.find(']') - 1);
+      continue;
+    }
+    size_t eq = line.find('=');
+    if (section != "core" || eq == std::string::npos) continue;
+    std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    value.erase(0, value.find_first_not_of(" \t"));
+    while (!value.empty() && (value.back() == '\r' || value.back() == ' ')) value.pop_back();
+    if (key == "worktree") return value;
+  }
+  return "";
+}
+
 // Why the git directories found from the cwd may not be bound writable ("" when they may).
 // The .git a worker can write (at its cwd, or below another terminal's top) may name any
-// directory: only what git itself made is taken — a linked worktree's gitdir that points back
-// at this .git file, a submodule's git dir in its superproject's .git/modules, or a git dir in
-// the worker's own directory — and never anything the sandbox hides.
+// directory: only what git itself made for this directory is taken — a linked worktree's git
+// dir whose gitdir file points back at this .git, a submodule's whose core.worktree points
+// back at this directory, or a git dir in the worker's own directory — and never anything
+// the sandbox hides.
 std::string UntrustedGitDirs(const SandboxPaths& p) {
   const GitDirs& g = p.git;
   if (!g.refused.empty()) return g.refused;
   for (const std::string* path : {&g.git_dir, &g.common_dir, &g.dot_git}) {
     for (const auto& hidden : SecretPaths(p)) {
-      if (!IsUnder(*path, hidden) || IsUnder(*path, p.cwd) || IsUnder(*path, p.dispatch_dir)) {
+      if (!IsUnder(*path, hidden) || IsUnder(*path, p.dispatch_dir) ||
+          (IsUnder(p.cwd, hidden) && IsUnder(*path, p.cwd))) {
         continue;
       }
       return "the git directory " + *path + " is inside " + hidden + ", which is hidden";
@@ -91,13 +123,12 @@ std::string UntrustedGitDirs(const SandboxPaths& p) {
   }
   if (g.git_dir.empty() || g.dot_git == g.git_dir) return "";  // none, or a .git directory
   auto own = [&](const std::string& dir) { return IsUnder(dir, p.cwd); };
-  bool linked = Canonical(ReadFirstLine(fs::path(g.git_dir) / "gitdir")) == g.dot_git;
-  size_t modules = g.git_dir.rfind("/.git/modules/");
-  bool submodule = modules != std::string::npos && IsUnder(g.top, g.git_dir.substr(0, modules));
+  bool linked = NamedIn(g.git_dir, ReadFirstLine(fs::path(g.git_dir) / "gitdir")) == g.dot_git;
+  bool submodule = NamedIn(g.git_dir, CoreWorktree(g.git_dir)) == g.top;
   if (!own(g.git_dir) && !linked && !submodule) {
     return g.dot_git + " names " + g.git_dir +
-           ", which is neither its worktree's git dir (its gitdir file does not point back), "
-           "a submodule's, nor in the terminal's directory";
+           ", which git did not make for this directory (neither its gitdir file nor its "
+           "core.worktree points back; `git worktree repair` mends a moved worktree)";
   }
   if (g.common_dir != g.git_dir && !IsUnder(g.git_dir, g.common_dir + "/worktrees") &&
       !(own(g.git_dir) && own(g.common_dir))) {
@@ -288,13 +319,7 @@ std::vector<std::string> BwrapArgv(const SandboxPaths& p, const std::vector<std:
                                    "--ro-bind",     "/",                 "/",
                                    "--dev",         "/dev",              "--proc",
                                    "/proc"};
-  if (p.read_only) {
-    // No network, and none of the daemon's environment (its token, the vendors' keys): what a
-    // planted filter prints can reach the worker (a resumed attempt's diff --stat).
-    argv.insert(argv.end(), {"--unshare-net", "--clearenv", "--setenv", "PATH",
-                             "/usr/local/bin:/usr/bin:/bin"});
-    if (!p.home.empty()) argv.insert(argv.end(), {"--setenv", "HOME", p.home});
-  }
+  if (p.read_only) argv.push_back("--unshare-net");
   for (const auto& m : mounts) {
     switch (m.kind) {
       case Kind::kHideDir:

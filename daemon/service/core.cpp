@@ -7,6 +7,7 @@
 
 #include "common/random.h"
 #include "common/utf8.h"
+#include "exec/child_process.h"
 #include "exec/launch_plan.h"
 
 namespace conclave::service {
@@ -113,6 +114,12 @@ std::optional<exec::SandboxPaths> Core::GitSandboxFor(const exec::Profile* p,
     return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
                            (dir.back() == '/' || path[dir.size()] == '/'));
   };
+  // Without bubblewrap no sandboxed worker ever ran: nothing of one's is there.
+  auto path = daemon_env.find("PATH");
+  if (exec::FindOnPath("bwrap", {"PATH=" + (path == daemon_env.end() ? "" : path->second)})
+          .empty()) {
+    return std::nullopt;
+  }
   for (const auto& t : terminals.List(false)) {
     const exec::Profile* q = profiles.Find(t.profile);
     if (q && q->sandbox == "bwrap" && (under(cwd, t.cwd) || under(t.cwd, cwd))) {

@@ -117,7 +117,12 @@ TEST_CASE("a sandboxed terminal's git runs guarded, read-only and offline", "[ex
   const auto& argv = inner.argvs[0];
   auto dash = std::find(argv.begin(), argv.end(), "--");
   REQUIRE(dash != argv.end());
-  CHECK(argv.front() == "bwrap");
+  // bwrap itself starts with no environment but PATH (its pid 1 keeps what it started with).
+  REQUIRE(argv.size() > 3);
+  CHECK(argv[0] == "env");
+  CHECK(argv[1] == "-i");
+  CHECK(argv[2].rfind("PATH=", 0) == 0);
+  CHECK(argv[3] == "bwrap");
   CHECK(std::find(argv.begin(), dash, "--unshare-net") != dash);
   CHECK(std::find(argv.begin(), dash, "--bind") == dash);
   std::vector<std::string> git(dash + 1, argv.end());
@@ -138,4 +143,8 @@ TEST_CASE("a sandboxed terminal's git runs guarded, read-only and offline", "[ex
   exec::ConfinedRunner broken(none, gone);
   CHECK(broken.Run({"git", "status"}, "/", 1000).exit_code == -1);
   CHECK(none.argvs.empty());
+  // A program that is not installed is told apart from one that could not run.
+  CHECK(confined.Run({"no-such-program-xyz"}, repo, 1000).exit_code == 127);
+  exec::ProcessCommandRunner plain;
+  CHECK(plain.Run({"no-such-program-xyz"}, "/", 1000).exit_code == 127);
 }

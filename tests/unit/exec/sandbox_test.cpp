@@ -243,13 +243,36 @@ TEST_CASE("a .git a worker wrote is not followed to a directory git did not make
   std::ofstream(root + "/repo/.git/worktrees/wt/gitdir") << root << "/wt/.git\n";
   conclave::Status other = resolve("gitdir: " + root + "/repo/.git/worktrees/wt");
   CHECK_FALSE(other.ok());
-  CHECK(other.message().find("does not point back") != std::string::npos);
-  // The worktree git made for it: its gitdir file points back.
+  CHECK(other.message().find("git did not make for this directory") != std::string::npos);
+  // The worktree git made for it: its gitdir file points back (absolute, or relative to the
+  // git dir).
   std::ofstream(root + "/repo/.git/worktrees/wt/gitdir") << root << "/work/.git\n";
   CHECK(resolve("gitdir: " + root + "/repo/.git/worktrees/wt").ok());
-  // A git dir in the worker's own directory is its own.
+  std::ofstream(root + "/repo/.git/worktrees/wt/gitdir") << "../../../../work/.git\n";
+  CHECK(resolve("gitdir: " + root + "/repo/.git/worktrees/wt").ok());
+  // A submodule's git dir: its core.worktree points back at this directory, not another's.
+  MakeGitDir(root + "/repo/.git/modules/x");
+  std::ofstream(root + "/repo/.git/modules/x/config")
+      << "[core]\n\tbare = false\n\tworktree = ../../../x\n";
+  CHECK_FALSE(resolve("gitdir: " + root + "/repo/.git/modules/x").ok());
+  std::ofstream(root + "/repo/.git/modules/x/config")
+      << "[core]\n\tworktree = " << root << "/work\n";
+  CHECK(resolve("gitdir: " + root + "/repo/.git/modules/x").ok());
+  // A git dir in the worker's own directory is its own...
   MakeGitDir(root + "/work/own");
   CHECK(resolve("gitdir: own").ok());
+  // ...but not one under a hidden directory inside it (a terminal at HOME, the state dir
+  // below): own git dir, commondir naming the state directory.
+  std::ofstream(root + "/work/own/commondir") << root << "/work/state\n";
+  MakeGitDir(root + "/work/state");
+  std::ofstream(root + "/work/.git") << "gitdir: own\n";
+  SandboxPaths home;
+  home.cwd = root + "/work";
+  home.state_dir = root + "/work/state";
+  conclave::Status into_own_state = ResolveSandboxPaths(home);
+  CHECK_FALSE(into_own_state.ok());
+  CHECK(into_own_state.message().find("which is hidden") != std::string::npos);
+  fs::remove(root + "/work/own/commondir");
   // A symbolic link named .git: not followed.
   fs::remove(root + "/work/.git");
   fs::create_directory_symlink(root + "/repo/.git", root + "/work/.git");
@@ -289,11 +312,6 @@ TEST_CASE("bwrap read-only: nothing writable, no network, hidden paths stay hidd
   CHECK(std::find(argv.begin(), end, "/run/user/1000/conclave/conclave.sock") == end);
   CHECK(std::vector<std::string>(end + 1, argv.end()) ==
         std::vector<std::string>{"git", "status"});
-  // None of the daemon's environment: only PATH and HOME are set.
-  long clear = std::find(argv.begin(), end, "--clearenv") - argv.begin();
-  REQUIRE(clear < end - argv.begin());
-  long n_setenv = std::count(argv.begin(), end, "--setenv");
-  CHECK(n_setenv == 2);
 }
 
 TEST_CASE("bwrap: a submodule's .git file is read-only", "[sandbox]") {
