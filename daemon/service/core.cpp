@@ -114,12 +114,18 @@ std::optional<exec::SandboxPaths> Core::GitSandboxFor(const exec::Profile* p,
     return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
                            (dir.back() == '/' || path[dir.size()] == '/'));
   };
-  // Without bubblewrap no sandboxed worker ever ran: nothing of one's is there.
-  auto path = daemon_env.find("PATH");
-  if (exec::FindOnPath("bwrap", {"PATH=" + (path == daemon_env.end() ? "" : path->second)})
-          .empty()) {
-    return std::nullopt;
+  // With no sandboxed profile, or without bubblewrap, no sandboxed worker runs: nothing of
+  // one's is there (and nothing is read from the store or the file system for it).
+  bool any_sandboxed = false;
+  for (const auto& q : profiles.profiles) any_sandboxed |= q.sandbox == "bwrap";
+  if (!any_sandboxed) return std::nullopt;
+  if (!bwrap_found_) {
+    auto path = daemon_env.find("PATH");
+    bwrap_found_ =
+        !exec::FindOnPath("bwrap", {"PATH=" + (path == daemon_env.end() ? "" : path->second)})
+             .empty();
   }
+  if (!*bwrap_found_) return std::nullopt;
   for (const auto& t : terminals.List(false)) {
     const exec::Profile* q = profiles.Find(t.profile);
     if (q && q->sandbox == "bwrap" && (under(cwd, t.cwd) || under(t.cwd, cwd))) {
