@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <string_view>
 #include <utility>
 
 #include "exec/child_process.h"
@@ -35,22 +36,38 @@ CommandResult ConfinedRunner::RunWithInput(const std::vector<std::string>& argv,
     if (!usable_) return CommandResult{};
     paths = paths_;
   }
+  // Only the absolute entries of the daemon's PATH: an empty or relative one would find a
+  // program the worker left in its directory (where the command starts).
   const char* path_env = std::getenv("PATH");
-  std::string path = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  std::string path;
+  std::string_view rest = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  while (!rest.empty()) {
+    size_t colon = rest.find(':');
+    std::string_view dir = rest.substr(0, colon);
+    if (!dir.empty() && dir[0] == '/') path += (path.empty() ? "" : ":") + std::string(dir);
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+  }
   if (!argv.empty() && FindOnPath(argv[0], {"PATH=" + path}).empty()) {
     CommandResult missing;
     missing.exit_code = 127;  // as a shell says it: not installed
     return missing;
   }
+  std::string bwrap = FindOnPath("bwrap", {"PATH=" + path});
+  if (bwrap.empty()) return CommandResult{};  // cannot be confined: it does not run
   auto guarded = GuardedGitArgv(argv, cwd);
   if (!guarded) return CommandResult{};
   // bwrap starts with none of the daemon's environment (its token, the vendors' keys):
   // --clearenv would not do, its pid 1 keeps the environment it was started with in
   // /proc/1/environ, where a planted filter reads it.
-  std::vector<std::string> wrapped = {"env", "-i", "PATH=" + path};
+  std::vector<std::string> wrapped = {"/usr/bin/env", "-i", "PATH=" + path};
   if (!paths.home.empty()) wrapped.push_back("HOME=" + paths.home);
-  for (auto& a : BwrapArgv(paths, *guarded)) wrapped.push_back(std::move(a));
-  return inner_.RunWithInput(wrapped, cwd, input, timeout_ms);
+  auto sandboxed = BwrapArgv(paths, *guarded);
+  sandboxed[0] = bwrap;
+  for (auto& a : sandboxed) wrapped.push_back(std::move(a));
+  CommandResult r = inner_.RunWithInput(wrapped, cwd, input, timeout_ms);
+  // The program was found above: a 127 now is env's or bwrap's failing, not "not installed".
+  if (r.exit_code == 127) r.exit_code = -1;
+  return r;
 }
 
 }  // namespace conclave::exec

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 
@@ -80,16 +81,23 @@ std::string NamedIn(const std::string& git_dir, const std::string& named) {
   return Canonical((n.is_absolute() ? n : fs::path(git_dir) / n).string());
 }
 
-// core.worktree in a git dir's config (a submodule's points at its checkout), "" when unset.
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// core.worktree in a git dir's config (a submodule's points at its checkout), "" when unset:
+// the last value, as git takes it, in the form git writes (a path in quotes when it holds a
+// '#' or ';'). Anything this does not read ends in a refusal, never in a wrong yes.
 std::string CoreWorktree(const std::string& git_dir) {
   std::ifstream in(fs::path(git_dir) / "config");
-  std::string line, section;
+  std::string line, section, found;
   while (std::getline(in, line)) {
     size_t b = line.find_first_not_of(" \t");
     if (b == std::string::npos) continue;
     line.erase(0, b);
     if (line[0] == '[') {
-      section = line.substr(1, line.find(']') - 1);
+      section = Lower(line.substr(1, line.find(']') - 1));
       continue;
     }
     size_t eq = line.find('=');
@@ -98,9 +106,12 @@ std::string CoreWorktree(const std::string& git_dir) {
     key.erase(key.find_last_not_of(" \t") + 1);
     value.erase(0, value.find_first_not_of(" \t"));
     while (!value.empty() && (value.back() == '\r' || value.back() == ' ')) value.pop_back();
-    if (key == "worktree") return value;
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+      value = value.substr(1, value.size() - 2);
+    }
+    if (Lower(key) == "worktree") found = value;
   }
-  return "";
+  return found;
 }
 
 // Why the git directories found from the cwd may not be bound writable ("" when they may).

@@ -119,13 +119,13 @@ std::optional<exec::SandboxPaths> Core::GitSandboxFor(const exec::Profile* p,
   bool any_sandboxed = false;
   for (const auto& q : profiles.profiles) any_sandboxed |= q.sandbox == "bwrap";
   if (!any_sandboxed) return std::nullopt;
-  if (!bwrap_found_) {
+  if (!bwrap_found_) {  // only a find is kept: bwrap installed later counts at once
     auto path = daemon_env.find("PATH");
     bwrap_found_ =
         !exec::FindOnPath("bwrap", {"PATH=" + (path == daemon_env.end() ? "" : path->second)})
              .empty();
+    if (!bwrap_found_) return std::nullopt;
   }
-  if (!*bwrap_found_) return std::nullopt;
   for (const auto& t : terminals.List(false)) {
     const exec::Profile* q = profiles.Find(t.profile);
     if (q && q->sandbox == "bwrap" && (under(cwd, t.cwd) || under(t.cwd, cwd))) {

@@ -97,7 +97,7 @@ struct Core {
   // Whether cwd lies inside a flow's worktree (under flow.worktree_root, symlinks resolved).
   bool InFlowWorktree(const std::string& cwd) const;
   mutable std::string flow_root_;  // flow.worktree_root made canonical, on first use
-  std::optional<bool> bwrap_found_;  // bwrap on the daemon's PATH, looked up on first use
+  bool bwrap_found_ = false;  // bwrap seen on the daemon's PATH (looked up until it is)
 };
 
 }  // namespace conclave::service

@@ -119,10 +119,13 @@ TEST_CASE("a sandboxed terminal's git runs guarded, read-only and offline", "[ex
   REQUIRE(dash != argv.end());
   // bwrap itself starts with no environment but PATH (its pid 1 keeps what it started with).
   REQUIRE(argv.size() > 3);
-  CHECK(argv[0] == "env");
+  CHECK(argv[0] == "/usr/bin/env");
   CHECK(argv[1] == "-i");
   CHECK(argv[2].rfind("PATH=", 0) == 0);
-  CHECK(argv[3] == "bwrap");
+  // bwrap by its absolute path: a relative PATH entry would find one in the worker's directory.
+  CHECK(argv[3].rfind('/', 0) == 0);
+  CHECK(argv[3].size() > 6);
+  CHECK(argv[3].compare(argv[3].size() - 6, 6, "/bwrap") == 0);
   CHECK(std::find(argv.begin(), dash, "--unshare-net") != dash);
   CHECK(std::find(argv.begin(), dash, "--bind") == dash);
   std::vector<std::string> git(dash + 1, argv.end());
@@ -145,6 +148,14 @@ TEST_CASE("a sandboxed terminal's git runs guarded, read-only and offline", "[ex
   CHECK(none.argvs.empty());
   // A program that is not installed is told apart from one that could not run.
   CHECK(confined.Run({"no-such-program-xyz"}, repo, 1000).exit_code == 127);
+  // Once found, a 127 is env's or bwrap's failing: could not run.
+  struct Says127 : exec::CommandRunner {
+    exec::CommandResult Run(const std::vector<std::string>&, const std::string&, int) override {
+      return {127, false, ""};
+    }
+  } says127;
+  exec::ConfinedRunner no_bwrap(says127, paths);
+  CHECK(no_bwrap.Run({"git", "status"}, tmp.dir, 1000).exit_code == -1);
   exec::ProcessCommandRunner plain;
   CHECK(plain.Run({"no-such-program-xyz"}, "/", 1000).exit_code == 127);
 }

@@ -258,6 +258,10 @@ TEST_CASE("a .git a worker wrote is not followed to a directory git did not make
   std::ofstream(root + "/repo/.git/modules/x/config")
       << "[core]\n\tworktree = " << root << "/work\n";
   CHECK(resolve("gitdir: " + root + "/repo/.git/modules/x").ok());
+  // As git may write it: in quotes, any case; the last value counts.
+  std::ofstream(root + "/repo/.git/modules/x/config")
+      << "[Core]\n\tWorktree = ../../../x\n\tworktree = \"" << root << "/work\"\n";
+  CHECK(resolve("gitdir: " + root + "/repo/.git/modules/x").ok());
   // A git dir in the worker's own directory is its own...
   MakeGitDir(root + "/work/own");
   CHECK(resolve("gitdir: own").ok());
