@@ -52,6 +52,15 @@ std::string Line(const std::string& out, const std::string& prefix) {
   return "(no line " + prefix + ")";
 }
 
+// Writes the "boxed" fake-worker profile (sandbox bwrap) and, with `open`, an "open" one
+// without the sandbox.
+void WriteBoxed(DaemonFixture& d, const std::string& family, bool open) {
+  auto p = d.FakeProfile("boxed", family);
+  p["sandbox"] = "bwrap";
+  d.WriteProfile("boxed", p);
+  if (open) d.WriteProfile("open", d.FakeProfile("open", family));
+}
+
 // A daemon with a "boxed" (bwrap) fake-worker profile and terminal w1 in DIR/work (the
 // worker's conclave CLI given when it should call the API); returns the work directory.
 std::string StartBoxed(DaemonFixture& d, bool with_cli = false) {
@@ -310,10 +319,7 @@ TEST_CASE("doctor says bubblewrap runs here and recommends the sandbox to a CLI 
           "[.][sandbox]") {
   SkipUnlessBwrapRuns();
   DaemonFixture d;
-  auto boxed = d.FakeProfile("boxed", "fam");
-  boxed["sandbox"] = "bwrap";
-  d.WriteProfile("boxed", boxed);
-  d.WriteProfile("open", d.FakeProfile("open", "fam"));
+  WriteBoxed(d, "fam", true);
   d.Start();
   auto r = d.Cli({"doctor"});
   INFO(r.out << r.err);
@@ -422,10 +428,7 @@ TEST_CASE("a sandboxed terminal's repository cannot make the daemon's git run co
           "[.][sandbox]") {
   SkipUnlessBwrapRuns();
   DaemonFixture d;
-  auto p = d.FakeProfile("boxed", "fakefam");
-  p["sandbox"] = "bwrap";
-  d.WriteProfile("boxed", p);
-  d.WriteProfile("open", d.FakeProfile("open", "fakefam"));  // not sandboxed
+  WriteBoxed(d, "fakefam", true);  // "open" is not sandboxed
   d.Start();
   // The repository outside /tmp, which the sandbox replaces wholesale: inside, git stops at
   // that mount boundary (so for the worker, a directory in /tmp is in no repository).
