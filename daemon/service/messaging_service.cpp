@@ -247,19 +247,26 @@ Status MessagingService::ValidateFilter(const domain::MessageFilter& f) {
   return Status::Ok();
 }
 
-StatusOr<std::vector<domain::MessageRecord>> MessagingService::Backlog(
+std::vector<domain::MessageRecord> MessagingService::CommittedAfter(
     const domain::MessageFilter& filter, int64_t after_seq, int limit) {
-  Status v = ValidateFilter(filter);
-  if (!v.ok()) return v;
-  auto page = core_.messages.After(filter, after_seq, limit);
   // This connection also sees the batch still open on it, which may yet roll back (and its
   // sequence numbers be given again). Only what has committed — published, so at most the
-  // bus's last_seq — is backlog; the rest reaches a subscriber when it is published.
+  // bus's last_seq — may be answered; the rest reaches a waiter or subscriber when it is
+  // published. A cursor already at last_seq (a long-poll that keeps up) needs no read at all.
   int64_t committed = core_.bus.last_seq();
+  if (after_seq >= committed) return {};
+  auto page = core_.messages.After(filter, after_seq, limit);
   page.erase(std::find_if(page.begin(), page.end(),
                           [&](const domain::MessageRecord& m) { return m.seq > committed; }),
              page.end());
   return page;
+}
+
+StatusOr<std::vector<domain::MessageRecord>> MessagingService::Backlog(
+    const domain::MessageFilter& filter, int64_t after_seq, int limit) {
+  Status v = ValidateFilter(filter);
+  if (!v.ok()) return v;
+  return CommittedAfter(filter, after_seq, limit);
 }
 
 StatusOr<std::vector<domain::MessageRecord>> MessagingService::Inbox(
@@ -292,7 +299,7 @@ uint64_t MessagingService::Wait(const WaitInput& asked, Done<WaitResult> done) {
   }
   int limit = in.limit <= 0 ? 100 : std::min(in.limit, kMaxLimit);
   int64_t after = in.from_now ? core_.bus.last_seq() : in.after_seq;
-  auto found = core_.messages.After(in.filter, after, limit);
+  auto found = CommittedAfter(in.filter, after, limit);
   if (!found.empty()) {
     WaitResult r;
     r.cursor = found.back().seq;

@@ -64,7 +64,8 @@ class MessagingService {
              domain::MessageRecord reply, Done<SendResult> done);
   StatusOr<std::vector<domain::MessageRecord>> Inbox(const domain::Caller& caller,
                                                       domain::MessageFilter filter, int limit);
-  // Completes done at once when something matches, else when a match commits or at timeout.
+  // Completes done at once when something committed matches, else when a match commits or at
+  // timeout.
   // Returns a waiter id for CancelWait (0 when already completed).
   uint64_t Wait(const WaitInput& in, Done<WaitResult> done);
   void CancelWait(uint64_t id) { core_.bus.CancelWaiter(id); }
@@ -96,6 +97,10 @@ class MessagingService {
 
  private:
   Status ValidateFilter(const domain::MessageFilter& f);
+  // Up to limit messages matching filter after after_seq that have committed (never one of
+  // the batch still open on the loop's connection).
+  std::vector<domain::MessageRecord> CommittedAfter(const domain::MessageFilter& filter,
+                                                    int64_t after_seq, int limit);
   // Inside a write: a worker's message is bound to its own dispatch (sender = its terminal,
   // recipient = its dispatch's coordinator) or refused; nobody else may send as the daemon.
   Status BindSender(SendInput& in, bool is_reply);

@@ -1,5 +1,5 @@
-// Unit tests: address resolution — handles and group addresses; the Watch backlog shows only
-// committed messages (service/messaging_service).
+// Unit tests: address resolution — handles and group addresses; the Watch backlog and a Wait's
+// immediate answer show only committed messages (service/messaging_service).
 #include <catch2/catch.hpp>
 #include <optional>
 #include <set>
@@ -97,6 +97,85 @@ TEST_CASE("the Watch backlog holds only committed messages, the rest arrive live
   h.Settle();
   CHECK(live == std::vector<std::string>{"real"});
   CHECK(subjects(0) == std::vector<std::string>{"first", "real"});
+}
+
+// A Wait answers at once from the store, on the loop's connection, which also sees the batch
+// still open on it. Answering with a message of that batch before its COMMIT would hand the
+// client a cursor past a message that may roll back: the sequence number is given again to
+// the next message, which that client's next Wait then skips.
+TEST_CASE("a Wait answers at once only with committed messages, the rest once they commit",
+          "[service][wait]") {
+  testing::ServiceHarness h;
+  auto& core = *h.core;
+  auto& m = h.services->messaging;
+  bool full = false;
+  h.db->SetFaultHookForTest([&](std::string_view sql) {
+    return full && sql.find("COMMIT") != std::string_view::npos ? SQLITE_FULL : SQLITE_OK;
+  });
+  auto emit = [&](const std::string& subject) {
+    return core.batcher.Write([&] {
+      domain::MessageRecord r;
+      r.type = "status";
+      r.from = "alice";
+      r.to = "coordinator";
+      r.subject = subject;
+      core.Emit(r);
+      return Status::Ok();
+    });
+  };
+  std::optional<service::WaitResult> got;
+  auto wait = [&](int64_t after) {
+    got.reset();
+    service::WaitInput in;
+    in.filter.to = "coordinator";
+    in.after_seq = after;
+    in.timeout_ms = 60000;
+    m.Wait(in, [&](StatusOr<service::WaitResult> r) {
+      REQUIRE(r.ok());
+      got = std::move(r.value());
+    });
+  };
+  auto subjects = [&] {
+    std::vector<std::string> out;
+    for (const auto& r : got->messages) out.push_back(r.subject);
+    return out;
+  };
+
+  REQUIRE(emit("first").ok());
+  h.Settle();
+  int64_t first = m.LastSeq();
+  REQUIRE(first > 0);
+  wait(0);  // behind the cursor: answered at once from the store
+  REQUIRE(got);
+  CHECK(subjects() == std::vector<std::string>{"first"});
+  CHECK(got->cursor == first);
+
+  // Written in this turn, not yet committed: the Wait parks, and wakes once it commits.
+  REQUIRE(emit("second").ok());
+  REQUIRE(core.db.InTransaction());
+  wait(first);
+  CHECK_FALSE(got);
+  h.Settle();
+  REQUIRE(got);
+  CHECK(subjects() == std::vector<std::string>{"second"});
+  int64_t second = got->cursor;
+  CHECK(second == m.LastSeq());
+
+  // Behind the cursor there is a committed message and one of the open batch: only the
+  // committed one is answered.
+  REQUIRE(emit("third").ok());
+  wait(first);
+  REQUIRE(got);
+  CHECK(subjects() == std::vector<std::string>{"second"});
+  h.Settle();
+
+  // A batch whose COMMIT fails (disk full) never reaches a waiter parked in its turn.
+  full = true;
+  REQUIRE(emit("lost").ok());
+  wait(m.LastSeq());
+  h.Settle();
+  REQUIRE(core.batcher.mode() == service::CommitBatcher::Mode::kDiskFull);
+  CHECK_FALSE(got);
 }
 
 // Reads answer after the turn's COMMIT; a turn with nothing to commit has nothing to wait for,
