@@ -99,8 +99,11 @@ StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec) {
   pid_t pid = -1;
   int rc = 0;
   // Spawned and registered under one lock: the orphan sweep never reaps a child it does not own.
+  BootTicks before, after;
   ChildRegistry::Instance().SpawnTracked([&]() -> pid_t {
+    before = BootTicks::Now();
     rc = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
+    after = BootTicks::Now();
     return rc == 0 ? pid : -1;
   });
   posix_spawn_file_actions_destroy(&actions);
@@ -110,7 +113,9 @@ StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec) {
   }
   SpawnedChild child;
   child.pid = pid;
-  child.start_time = ReadProcStartTime(pid);
+  // From the clock around the spawn (no /proc read on the loop), else from /proc.
+  child.start_time = StartTimeBetween(before, after).value_or(0);
+  if (child.start_time == 0) child.start_time = ReadProcStartTime(pid);
   child.pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   if (child.pidfd >= 0) fcntl(child.pidfd, F_SETFD, FD_CLOEXEC);
   child.stdin_fd = TakeFd(in.w);

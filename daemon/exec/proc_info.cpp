@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <sched.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -73,6 +74,23 @@ std::optional<ProcStat> ReadProcStat(pid_t pid) {
 int64_t ReadProcStartTime(pid_t pid) {
   auto st = ReadProcStat(pid);
   return st ? st->start_time : 0;
+}
+
+BootTicks BootTicks::Now() {
+  timespec ts{};
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return {int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec};
+}
+
+std::optional<int64_t> StartTimeBetween(BootTicks before, BootTicks after) {
+  static const int64_t kNsPerTick = [] {
+    long hz = sysconf(_SC_CLK_TCK);
+    return hz > 0 && 1000000000 % hz == 0 ? 1000000000 / hz : 0;
+  }();
+  if (kNsPerTick == 0 || before.ns <= 0 || after.ns < before.ns) return std::nullopt;
+  int64_t tick = before.ns / kNsPerTick;
+  if (after.ns / kNsPerTick != tick) return std::nullopt;
+  return tick;
 }
 
 bool ProcessGroupAlive(pid_t pgid) { return pgid > 0 && kill(-pgid, 0) == 0; }

@@ -28,6 +28,15 @@ struct ProcStat {
 std::optional<ProcStat> ReadProcStat(pid_t pid);
 // Field 22 of /proc/<pid>/stat (clock ticks since boot); 0 when the process is gone.
 int64_t ReadProcStartTime(pid_t pid);
+// The start time (field 22) of a process forked between two CLOCK_BOOTTIME readings, without
+// reading /proc: the kernel stamps a new process with the boot-time clock and shows it in
+// clock ticks, so when both readings fall in the same tick, that tick is the start time.
+// nullopt when they straddle a tick boundary (read /proc then).
+struct BootTicks {
+  int64_t ns = 0;  // CLOCK_BOOTTIME
+  static BootTicks Now();
+};
+std::optional<int64_t> StartTimeBetween(BootTicks before, BootTicks after);
 // True when any process is in group pgid (kill(-pgid, 0) succeeds).
 bool ProcessGroupAlive(pid_t pgid);
 // Sends sig to the whole group; ignores ESRCH.

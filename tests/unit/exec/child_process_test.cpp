@@ -35,6 +35,34 @@ TEST_CASE("spawned children get their own process group — start time identifie
   CHECK(missing.status().message().find("not found") != std::string::npos);
 }
 
+// The start time is taken from the boot-time clock around the spawn instead of /proc: it must
+// be the very number /proc shows, or recovery would not know its own worker after a crash.
+TEST_CASE("a spawned child's start time, read from the clock around the spawn, is /proc's",
+          "[exec]") {
+  exec::SpawnSpec spec;
+  spec.argv = {"true"};
+  spec.env = {"PATH=/usr/bin:/bin"};
+  spec.cwd = "/";
+  int from_clock = 0;
+  for (int i = 0; i < 200; ++i) {
+    auto before = exec::BootTicks::Now();
+    auto c = exec::SpawnChild(spec);
+    auto after = exec::BootTicks::Now();
+    REQUIRE(c.ok());
+    if (exec::StartTimeBetween(before, after)) ++from_clock;
+    INFO("spawn " << i);
+    CHECK(c->start_time == exec::ReadProcStartTime(c->pid));  // a zombie until reaped below
+    for (int fd : {c->pidfd, c->stdin_fd, c->stdout_fd, c->stderr_fd}) close(fd);
+    int st;
+    waitpid(c->pid, &st, 0);
+  }
+  CHECK(from_clock > 100);  // most spawns fall within one tick: the clock path was taken
+  CHECK_FALSE(exec::StartTimeBetween({50'000'000}, {60'000'000}));  // ticks 5 and 6
+  CHECK(exec::StartTimeBetween({50'000'000}, {59'999'999}) == 5);
+  CHECK_FALSE(exec::StartTimeBetween({0}, {1}));
+  CHECK_FALSE(exec::StartTimeBetween({60'000'000}, {50'000'000}));
+}
+
 TEST_CASE("FindProcessesWithEnv finds a child by its environment entries, and only it",
           "[exec]") {
   const std::string mark = "CONCLAVE_TEST_MARK=" + std::to_string(getpid()) + "-find";
