@@ -109,7 +109,11 @@ TEST_CASE("a Wait answers at once only with committed messages, the rest once th
   auto& core = *h.core;
   auto& m = h.services->messaging;
   bool full = false;
+  int message_reads = 0;
   h.db->SetFaultHookForTest([&](std::string_view sql) {
+    if (sql.rfind("SELECT", 0) == 0 && sql.find("FROM messages") != std::string_view::npos) {
+      ++message_reads;
+    }
     return full && sql.find("COMMIT") != std::string_view::npos ? SQLITE_FULL : SQLITE_OK;
   });
   auto emit = [&](const std::string& subject) {
@@ -145,7 +149,9 @@ TEST_CASE("a Wait answers at once only with committed messages, the rest once th
   h.Settle();
   int64_t first = m.LastSeq();
   REQUIRE(first > 0);
+  message_reads = 0;
   wait(0);  // behind the cursor: answered at once from the store
+  CHECK(message_reads > 0);
   REQUIRE(got);
   CHECK(subjects() == std::vector<std::string>{"first"});
   CHECK(got->cursor == first);
@@ -153,7 +159,9 @@ TEST_CASE("a Wait answers at once only with committed messages, the rest once th
   // Written in this turn, not yet committed: the Wait parks, and wakes once it commits.
   REQUIRE(emit("second").ok());
   REQUIRE(core.db.InTransaction());
-  wait(first);
+  message_reads = 0;
+  wait(first);  // the cursor is at the last commit: parked without reading the store
+  CHECK(message_reads == 0);
   CHECK_FALSE(got);
   h.Settle();
   REQUIRE(got);
@@ -169,13 +177,27 @@ TEST_CASE("a Wait answers at once only with committed messages, the rest once th
   CHECK(subjects() == std::vector<std::string>{"second"});
   h.Settle();
 
-  // A batch whose COMMIT fails (disk full) never reaches a waiter parked in its turn.
+  // A batch whose COMMIT fails (disk full) never reaches a waiter parked in its turn, and
+  // the message written once the disk has room again takes the lost one's number: the waiter
+  // gets it.
   full = true;
   REQUIRE(emit("lost").ok());
+  int64_t lost = m.LastSeq() + 1;
   wait(m.LastSeq());
   h.Settle();
   REQUIRE(core.batcher.mode() == service::CommitBatcher::Mode::kDiskFull);
   CHECK_FALSE(got);
+  full = false;
+  core.batcher.SetProbeIntervalMs(10);
+  REQUIRE(h.RunUntil([&] {
+    h.clock.Advance(1000);
+    return core.batcher.mode() == service::CommitBatcher::Mode::kWriting;
+  }));
+  REQUIRE(emit("real").ok());
+  h.Settle();
+  REQUIRE(got);
+  CHECK(subjects() == std::vector<std::string>{"real"});
+  CHECK(got->cursor == lost);
 }
 
 // Reads answer after the turn's COMMIT; a turn with nothing to commit has nothing to wait for,
