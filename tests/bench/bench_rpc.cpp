@@ -1,5 +1,6 @@
 // Bench sections over plain RPCs: unary round trips, Send latency/throughput/CPU, Send → Wait
 // wake latency, and 10k parked Waits. Each repetition measures the bare ping server too.
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
@@ -55,12 +56,29 @@ std::map<std::string, int64_t> Counts(v1::Conclave::Stub& stub, int64_t* last_se
 
 std::vector<double> PingLatencies(const Env& env, int n) {
   auto stub = Stub(env.ping_socket, 1);
+  return PingLatencies(*stub, n);
+}
+
+std::vector<double> PingLatencies(v1::Conclave::Stub& ping, int n) {
   return TimeCalls(n, [&] {
     auto ctx = Ctx();
     v1::GetStatusRequest req;
     v1::StatusReply resp;
-    return stub->GetStatus(ctx.get(), req, &resp).ok();
+    return ping.GetStatus(ctx.get(), req, &resp).ok();
   });
+}
+
+std::vector<std::vector<double>> Interleaved(
+    int n, int chunk, const std::vector<std::function<std::vector<double>(int)>>& parts) {
+  std::vector<std::vector<double>> out(parts.size());
+  for (int done = 0; done < n; done += chunk) {
+    int k = std::min(chunk, n - done);
+    for (size_t i = 0; i < parts.size(); ++i) {
+      auto v = parts[i](k);
+      out[i].insert(out[i].end(), v.begin(), v.end());
+    }
+  }
+  return out;
 }
 
 std::vector<double> WakeLatencies(v1::Conclave::Stub& stub, const std::string& handle, int n) {
@@ -106,21 +124,30 @@ std::vector<double> WakeLatencies(v1::Conclave::Stub& stub, const std::string& h
 void RunUnary(Env& env) {
   constexpr int kN = 2000;
   auto stub = Stub(env.daemon.socket(), 2);
+  auto ping_stub = Stub(env.ping_socket, 1);
   for (int rep = 0; rep < env.reps; ++rep) {
     std::fprintf(stderr, "bench: unary, rep %d\n", rep + 1);
-    auto ping = PingLatencies(env, kN);
-    auto status = TimeCalls(kN, [&] {
-      auto ctx = Ctx();
-      v1::GetStatusRequest req;
-      v1::StatusReply resp;
-      return stub->GetStatus(ctx.get(), req, &resp).ok();
-    });
-    auto handles = TimeCalls(kN, [&] {
-      auto ctx = Ctx();
-      v1::ListHandlesRequest req;
-      v1::ListHandlesReply resp;
-      return stub->ListHandles(ctx.get(), req, &resp).ok();
-    });
+    auto parts = Interleaved(kN, 100, {
+        [&](int k) { return PingLatencies(*ping_stub, k); },
+        [&](int k) {
+          return TimeCalls(k, [&] {
+            auto ctx = Ctx();
+            v1::GetStatusRequest req;
+            v1::StatusReply resp;
+            return stub->GetStatus(ctx.get(), req, &resp).ok();
+          });
+        },
+        [&](int k) {
+          return TimeCalls(k, [&] {
+            auto ctx = Ctx();
+            v1::ListHandlesRequest req;
+            v1::ListHandlesReply resp;
+            return stub->ListHandles(ctx.get(), req, &resp).ok();
+          });
+        }});
+    const auto& ping = parts[0];
+    const auto& status = parts[1];
+    const auto& handles = parts[2];
     double p50 = Percentile(ping, 50), p99 = Percentile(ping, 99);
     auto add = [&](const char* name, const std::vector<double>& v, double pct, double bare) {
       Row& r = env.table.Get(name, "µs", "ping");
@@ -209,11 +236,14 @@ void RunSend(Env& env) {
 void RunWake(Env& env) {
   constexpr int kN = 300;
   auto stub = Stub(env.daemon.socket(), 4);
+  auto ping_stub = Stub(env.ping_socket, 1);
   RegisterHandle(*stub, "bench-wake");
   for (int rep = 0; rep < env.reps; ++rep) {
     std::fprintf(stderr, "bench: wake, rep %d\n", rep + 1);
-    auto ping = PingLatencies(env, kN);
-    auto wake = WakeLatencies(*stub, "bench-wake", kN);
+    auto parts = Interleaved(kN, 20, {[&](int k) { return PingLatencies(*ping_stub, k); },
+                                      [&](int k) { return WakeLatencies(*stub, "bench-wake", k); }});
+    const auto& ping = parts[0];
+    const auto& wake = parts[1];
     Row& p50 = env.table.Get("Send → parked Wait woken p50", "µs", "ping");
     p50.conclave.push_back(Percentile(wake, 50));
     p50.bare.push_back(Percentile(ping, 50));

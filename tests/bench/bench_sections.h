@@ -47,7 +47,13 @@ bool SendTo(v1::Conclave::Stub& stub, const std::string& to, const std::string& 
 std::map<std::string, int64_t> Counts(v1::Conclave::Stub& stub, int64_t* last_seq = nullptr);
 // n times: park a Wait for `handle`, send it one message, time send-start → Wait returned (µs).
 std::vector<double> WakeLatencies(v1::Conclave::Stub& stub, const std::string& handle, int n);
-// Unary ping latencies (µs) against the bare server.
+// Unary ping latencies (µs) against the bare server (a new channel, or the given stub's).
 std::vector<double> PingLatencies(const Env& env, int n);
+std::vector<double> PingLatencies(v1::Conclave::Stub& ping, int n);
+// Runs each of `parts` in turn, `chunk` calls at a time, until each has n samples: the daemon
+// and its bare baseline then share the host's quiet and noisy phases instead of one getting
+// the first half of a rep and the other the second. Returns the samples of each part.
+std::vector<std::vector<double>> Interleaved(
+    int n, int chunk, const std::vector<std::function<std::vector<double>(int)>>& parts);
 
 }  // namespace bench
