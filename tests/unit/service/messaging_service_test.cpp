@@ -10,6 +10,17 @@
 namespace conclave {
 namespace {
 
+// Emits (inside the caller's write) a status line from alice to the coordinator; its seq.
+int64_t EmitStatus(service::Core& core, const std::string& subject) {
+  domain::MessageRecord r;
+  r.type = "status";
+  r.from = "alice";
+  r.to = "coordinator";
+  r.subject = subject;
+  core.Emit(r);
+  return r.seq;
+}
+
 TEST_CASE("addresses resolve to handles — groups to their members — unknown is NOT_FOUND",
           "[service][address]") {
   testing::ServiceHarness h;
@@ -53,15 +64,7 @@ TEST_CASE("the Watch backlog holds only committed messages, the rest arrive live
   testing::ServiceHarness h;
   auto& core = *h.core;
   auto& m = h.services->messaging;
-  auto emit = [&](const std::string& subject) {
-    domain::MessageRecord r;
-    r.type = "status";
-    r.from = "alice";
-    r.to = "coordinator";
-    r.subject = subject;
-    core.Emit(r);
-    return r.seq;
-  };
+  auto emit = [&](const std::string& subject) { return EmitStatus(core, subject); };
   auto subjects = [&](int64_t after) {
     auto page = m.Backlog({}, after, 500);
     REQUIRE(page.ok());
@@ -118,12 +121,7 @@ TEST_CASE("a Wait answers at once only with committed messages, the rest once th
   });
   auto emit = [&](const std::string& subject) {
     return core.batcher.Write([&] {
-      domain::MessageRecord r;
-      r.type = "status";
-      r.from = "alice";
-      r.to = "coordinator";
-      r.subject = subject;
-      core.Emit(r);
+      EmitStatus(core, subject);
       return Status::Ok();
     });
   };
@@ -213,12 +211,7 @@ TEST_CASE("with the disk full reads still answer, but not a read in a batch that
   });
   auto write = [&] {
     return core.batcher.Write([&] {
-      domain::MessageRecord r;
-      r.type = "status";
-      r.from = "alice";
-      r.to = "coordinator";
-      r.subject = "s";
-      core.Emit(r);
+      EmitStatus(core, "s");
       return Status::Ok();
     });
   };
