@@ -36,8 +36,8 @@ class ProcessLauncher final : public Launcher {
   boost::asio::io_context& io_;
   TreeSweeper sweeper_;  // stops what left a run's process group, off the loop
   // Every run's output redaction and file writes, one job at a time in the order handed over
-  // (a WorkerRun relies on that order). Its jobs post their answers to the loop: the
-  // launcher must be destroyed (the pool joined) before the io_context, as in main.cpp.
+  // (a WorkerRun relies on that order). Declared after io_: it is joined first, while the
+  // loop its jobs answer to still exists.
   boost::asio::thread_pool writer_{1};
 };
 

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <utility>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
@@ -14,9 +13,6 @@
 #include "exec/proc_info.h"
 
 namespace conclave::exec {
-namespace {
-constexpr size_t kStderrTail = 8192;
-}  // namespace
 
 WorkerRun::WorkerRun(boost::asio::io_context& io, boost::asio::any_io_executor writer,
                      SpawnedChild child, std::string stdin_data, std::string transcript_path,
@@ -36,11 +32,9 @@ WorkerRun::WorkerRun(boost::asio::io_context& io, boost::asio::any_io_executor w
       kill_timer_(io),
       eof_timer_(io),
       poll_timer_(io),
-      out_redactor_(std::move(secrets)),
-      err_redactor_(out_redactor_),  // the same forms: computed once
       writer_(std::move(writer)),
       sink_(std::make_shared<OutputSink>(std::move(transcript_path), std::move(stdout_path),
-                                         limits.log_cap_bytes)) {
+                                         std::move(secrets), limits.log_cap_bytes)) {
   if (child.pidfd >= 0) pidfd_.assign(child.pidfd);
   last_output_ = std::chrono::steady_clock::now();
   last_activity_ = last_output_;
@@ -84,77 +78,40 @@ void WorkerRun::WriteStdin() {
       });
 }
 
-void WorkerRun::Append(bool is_stdout, std::string_view data) {
-  Deliver(is_stdout, is_stdout ? out_redactor_.Feed(data) : err_redactor_.Feed(data), true);
-}
-
-void WorkerRun::Deliver(bool is_stdout, std::string clean, bool output_event) {
-  if (!clean.empty()) {
-    if (is_stdout) {
-      if (cb_.on_stdout) cb_.on_stdout(clean);
-    } else {
-      outcome_.stderr_tail += clean;
-      if (outcome_.stderr_tail.size() > kStderrTail) {
-        outcome_.stderr_tail.erase(0, outcome_.stderr_tail.size() - kStderrTail);
-      }
-    }
-  }
-  HoldForWriter();
-  unwritten_ += clean.size();
+void WorkerRun::Append(bool is_stdout, std::optional<std::string> data) {
+  ++pending_writes_;
   // The job holds the sink, never this run: the run is only ever touched (and destroyed) on
   // the loop.
   boost::asio::post(writer_, [sink = sink_, weak = weak_from_this(), io = &io_, is_stdout,
-                              output_event, clean = std::move(clean)] {
-    sink->Store(is_stdout, clean);
-    boost::asio::post(*io, [weak, output_event, bytes = clean.size()] {
-      if (auto self = weak.lock()) {
-        self->ReleaseForWriter();
-        self->Written(output_event, bytes);
-      }
+                              data = std::move(data)] {
+    bool chunk = data.has_value();
+    std::string clean = chunk ? sink->Write(is_stdout, *data) : sink->EndStream(is_stdout);
+    boost::asio::post(*io, [weak, is_stdout, chunk, clean = std::move(clean)] {
+      if (auto self = weak.lock()) self->Written(is_stdout, clean, chunk);
     });
   });
 }
 
-void WorkerRun::HoldForWriter() {
-  // While the writer has work of this run, the run keeps itself: its answers always land.
-  if (pending_writes_++ == 0) keep_alive_ = shared_from_this();
-}
-
-void WorkerRun::ReleaseForWriter() {
-  // Callers run from a handler holding its own reference: this never destroys the run mid-call.
-  if (--pending_writes_ == 0) keep_alive_.reset();
-}
-
-void WorkerRun::Written(bool output_event, size_t bytes) {
-  unwritten_ -= bytes;
-  if (output_event) {
-    // Held-back reads must not look like silence to the idle timers.
-    last_output_ = std::chrono::steady_clock::now();
-    if (cb_.on_output) cb_.on_output();
-  }
-  ResumeReads(false);
+void WorkerRun::Written(bool is_stdout, const std::string& clean, bool output_event) {
+  --pending_writes_;
+  if (is_stdout && !clean.empty() && cb_.on_stdout) cb_.on_stdout(clean);
+  if (output_event && cb_.on_output) cb_.on_output();
   MaybeFinish();
 }
 
 void WorkerRun::CloseOutput() {
-  HoldForWriter();
+  ++pending_writes_;
   boost::asio::post(writer_, [sink = sink_, weak = weak_from_this(), io = &io_] {
     sink->Close();
-    boost::asio::post(*io, [weak] {
+    boost::asio::post(*io, [weak, tail = sink->stderr_tail()] {
       auto self = weak.lock();
       if (!self) return;
+      self->outcome_.stderr_tail = tail;
       self->output_closed_ = true;
-      self->ReleaseForWriter();
+      --self->pending_writes_;
       self->MaybeFinish();
     });
   });
-}
-
-void WorkerRun::ResumeReads(bool even_if_behind) {
-  if (!even_if_behind && unwritten_ > kMaxUnwritten / 2) return;
-  for (bool out : {true, false}) {
-    if (std::exchange(paused_[out ? 0 : 1], false)) ReadStream(out);
-  }
 }
 
 void WorkerRun::ReadStream(bool is_stdout) {
@@ -168,21 +125,16 @@ void WorkerRun::ReadStream(bool is_stdout) {
               static_cast<int64_t>(n);
           self->last_output_ = std::chrono::steady_clock::now();
           self->silence_reported_.reset();
-          self->Append(is_stdout, std::string_view(buf, n));
+          self->Append(is_stdout, std::string(buf, n));
         }
         if (ec) return self->OnStreamEnd(is_stdout);
-        if (self->unwritten_ > kMaxUnwritten) {
-          self->paused_[is_stdout ? 0 : 1] = true;  // Written() reads on
-          return;
-        }
         self->ReadStream(is_stdout);
       });
 }
 
 void WorkerRun::OnStreamEnd(bool is_stdout) {
   --open_streams_;
-  // What the redactor held back.
-  Deliver(is_stdout, is_stdout ? out_redactor_.Finish() : err_redactor_.Finish(), false);
+  Append(is_stdout, std::nullopt);  // what the redactor held back
   boost::system::error_code ignore;
   (is_stdout ? stdout_ : stderr_).close(ignore);
   MaybeFinish();
@@ -245,7 +197,6 @@ void WorkerRun::OnExited(int exit_code, int term_signal) {
       boost::system::error_code ignore;
       self->stdout_.close(ignore);
       self->stderr_.close(ignore);
-      self->ResumeReads(true);  // a held-back stream has no read to fail: its next one ends it
     });
   } else {
     // The leader is gone and the pipes are closed; make sure no straggler survives.
@@ -362,7 +313,10 @@ void WorkerRun::MaybeFinish() {
   }
   // The outcome goes out once the writer has stored everything and closed the files.
   if (phase_ != Phase::kFinished || !output_closed_ || pending_writes_ > 0) return;
-  if (auto cb = std::exchange(cb_.on_finished, nullptr)) cb(outcome_);
+  if (cb_.on_finished) {
+    auto cb = std::move(cb_.on_finished);
+    cb(outcome_);
+  }
 }
 
 }  // namespace conclave::exec

@@ -4,13 +4,13 @@
 // A run is finished only when the process has exited AND both pipes reached EOF (tmux's rule).
 // The leader is reaped only then: until it is, its zombie pins the process group id, so
 // signalling the group can never reach a recycled group. If the worker exits but a descendant keeps the pipes open, the rest of the process
-// group is killed after eof_grace. Output is read and redacted on the loop (on_stdout sees
-// it at once: a budget stop is not delayed), then handed in order to an OutputSink on the
-// writer executor (one thread) that appends it to the transcript and stdout.log (capped on
-// disk), so a worker printing megabytes costs the loop no file writes. on_output fires once
-// a chunk is on disk (a transcript reader notified then finds it), and on_finished only
-// after every chunk is written and the files are closed. Memory use is bounded whatever the output
-// size: at most about 1 MiB read but not yet written per run; past that the pipes wait.
+// group is killed after eof_grace. Output is read on the loop and handed, in order, to an
+// OutputSink on the writer executor (one thread): redacted, appended to the transcript and
+// stdout.log (capped on disk), so a worker printing megabytes costs the loop its pipe reads,
+// not the redaction and file writes. on_stdout and on_output fire back on the loop once a
+// chunk is on disk (a transcript reader notified then finds it), and on_finished only after
+// every chunk is written and the files are closed. Memory use is bounded whatever the output
+// size (a 16 KiB chunk at a time per stream, plus what the writer has not reached yet).
 // Timeouts: hard (SIGTERM to the group, SIGKILL after
 // kill_grace), idle (no output and no activity noted for idle_timeout → on_idle, once per
 // silence) and idle kill (the same for idle_kill). Activity is judged by the caller (the
@@ -29,7 +29,6 @@
 
 #include "exec/child_process.h"
 #include "exec/output_sink.h"
-#include "exec/redactor.h"
 #include "exec/run_tree.h"
 #include "exec/run_types.h"
 
@@ -73,16 +72,10 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   void OnIdleTick();
   void Terminate();
   void MaybeFinish();
-  // Redacts a chunk read from a stream and hands it to the writer.
-  void Append(bool is_stdout, std::string_view data);
-  // Passes redacted bytes on (on_stdout, stderr's tail) and queues them for the files.
-  void Deliver(bool is_stdout, std::string clean, bool output_event);
-  // Back on the loop once the writer stored a chunk of `bytes`.
-  void Written(bool output_event, size_t bytes);
-  void HoldForWriter();
-  void ReleaseForWriter();
-  // Reads again on a stream held back while the writer was behind (see kMaxUnwritten).
-  void ResumeReads(bool even_if_behind);
+  // Hands a chunk (or, with data == nullopt, the stream's end) to the sink on the writer.
+  void Append(bool is_stdout, std::optional<std::string> data);
+  // Back on the loop once the writer stored a chunk: its redacted bytes.
+  void Written(bool is_stdout, const std::string& clean, bool output_event);
   void CloseOutput();
 
   boost::asio::io_context& io_;
@@ -93,17 +86,10 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   RunCallbacks cb_;
   boost::asio::posix::stream_descriptor stdin_, stdout_, stderr_, pidfd_;
   boost::asio::steady_timer hard_timer_, idle_timer_, kill_timer_, eof_timer_, poll_timer_;
-  StreamRedactor out_redactor_, err_redactor_;
   boost::asio::any_io_executor writer_;
   // Used on the writer only (jobs hold it, so it outlives this run if they are late).
   std::shared_ptr<OutputSink> sink_;
   int pending_writes_ = 0;      // jobs handed to the writer whose answer is not back yet
-  std::shared_ptr<WorkerRun> keep_alive_;  // set while pending_writes_ > 0
-  // Bytes read but not yet written. Past kMaxUnwritten a stream is not read again until the
-  // writer catches up: the pipe fills and the worker waits, so memory stays bounded.
-  static constexpr size_t kMaxUnwritten = size_t{1} << 20;
-  size_t unwritten_ = 0;
-  bool paused_[2] = {false, false};  // [0] stdout, [1] stderr
   bool output_closed_ = false;  // the sink's files are closed: the outcome may go out
   char out_buf_[16384], err_buf_[16384];
   Phase phase_ = Phase::kRunning;

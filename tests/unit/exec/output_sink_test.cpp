@@ -1,5 +1,5 @@
-// Unit tests: a run's output files (exec/output_sink) — made with the first byte, the
-// transcript holding both streams in order and stdout.log stdout alone.
+// Unit tests: a run's output on its way to disk (exec/output_sink) — redacted across chunk
+// boundaries, transcript and stdout.log apart, stderr's tail bounded, no files for silence.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -20,25 +20,39 @@ std::string Slurp(const std::string& path) {
   return s.str();
 }
 
-TEST_CASE("the output sink makes its files with the first byte and keeps the streams apart",
+TEST_CASE("the output sink redacts a secret split across chunks and keeps the streams apart",
           "[exec][output]") {
   char tmpl[] = "/tmp/cvoXXXXXX";
   REQUIRE(mkdtemp(tmpl));
   std::string dir = std::string(tmpl) + "/dispatches/7";  // made with the first byte
+  const std::string secret = "sk-test-0123456789abcdef";
   {
-    exec::OutputSink silent(dir + "/transcript.log", dir + "/stdout.log", 0);
-    silent.Store(true, "");
-    silent.Store(false, "");
+    exec::OutputSink silent(dir + "/transcript.log", dir + "/stdout.log", {secret}, 0);
+    silent.EndStream(true);
+    silent.EndStream(false);
     silent.Close();
     CHECK_FALSE(std::filesystem::exists(dir));  // a silent run leaves no files
   }
-  exec::OutputSink sink(dir + "/transcript.log", dir + "/stdout.log", 0);
-  sink.Store(true, "one ");
-  sink.Store(false, "warn\n");
-  sink.Store(true, "two\n");
+  exec::OutputSink sink(dir + "/transcript.log", dir + "/stdout.log", {secret}, 0);
+  std::string released = sink.Write(true, "key=" + secret.substr(0, 10));
+  released += sink.Write(false, "warn\n");
+  released += sink.Write(true, secret.substr(10) + " done\n");
+  released += sink.EndStream(true);
+  sink.Write(false, std::string(20000, 'e') + "LAST");
+  released += sink.EndStream(false);
   sink.Close();
-  CHECK(Slurp(dir + "/transcript.log") == "one warn\ntwo\n");
-  CHECK(Slurp(dir + "/stdout.log") == "one two\n");
+  std::string transcript = Slurp(dir + "/transcript.log");
+  std::string out = Slurp(dir + "/stdout.log");
+  CHECK(transcript.find(secret) == std::string::npos);
+  CHECK(out.find(secret) == std::string::npos);
+  CHECK(released.find(secret) == std::string::npos);
+  CHECK(out.rfind("key=", 0) == 0);
+  CHECK(out.find(" done\n") != std::string::npos);
+  CHECK(out.find("warn") == std::string::npos);  // stderr only in the transcript
+  CHECK(transcript.find("warn\n") != std::string::npos);
+  CHECK(sink.stderr_tail().size() <= 8192);
+  CHECK(sink.stderr_tail().size() > 8000);
+  CHECK(sink.stderr_tail().substr(sink.stderr_tail().size() - 4) == "LAST");
   std::filesystem::remove_all(tmpl);
 }
 
