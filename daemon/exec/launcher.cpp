@@ -9,9 +9,8 @@ StatusOr<std::shared_ptr<RunHandle>> ProcessLauncher::Launch(const LaunchPlan& p
                                                              RunCallbacks cb) {
   auto child = SpawnChild(plan.spec);
   if (!child.ok()) return child.status();
-  auto run = std::make_shared<WorkerRun>(io_, writer_.get_executor(), child.value(),
-                                         plan.stdin_data, plan.transcript_path, plan.stdout_path,
-                                         plan.secrets, limits, std::move(cb));
+  auto run = std::make_shared<WorkerRun>(io_, child.value(), plan.stdin_data, plan.transcript_path,
+                                         plan.stdout_path, plan.secrets, limits, std::move(cb));
   run->SweepTree(&sweeper_, plan.tree_env, plan.sandboxed);
   run->Start();
   return std::shared_ptr<RunHandle>(run);

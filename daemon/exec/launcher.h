@@ -1,14 +1,12 @@
 // Launcher: starts a worker run from a LaunchPlan — the seam between the service layer and the
 // operating system. ProcessLauncher is the real one: posix_spawn (CLONE_VFORK) into its own
-// process group, watched through a pidfd by a WorkerRun on the loop, whose output is redacted
-// and written to disk by the launcher's own writer thread. Tests substitute a fake
+// process group, watched through a pidfd by a WorkerRun on the loop. Tests substitute a fake
 // (tests/support/fake_launcher.h) that finishes runs on command, so scheduling, retries and
 // the breaker are tested without processes or sleeps.
 // Thread-safety: loop thread only.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <memory>
 
 #include "common/status.h"
@@ -35,10 +33,6 @@ class ProcessLauncher final : public Launcher {
  private:
   boost::asio::io_context& io_;
   TreeSweeper sweeper_;  // stops what left a run's process group, off the loop
-  // Every run's output redaction and file writes, one job at a time in the order handed over
-  // (a WorkerRun relies on that order). Declared after io_: it is joined first, while the
-  // loop its jobs answer to still exists.
-  boost::asio::thread_pool writer_{1};
 };
 
 }  // namespace conclave::exec

@@ -1,23 +1,27 @@
 #include "exec/worker_run.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/asio/post.hpp>
+#include <filesystem>
 #include <boost/asio/write.hpp>
 
 #include "exec/child_registry.h"
 #include "exec/proc_info.h"
 
 namespace conclave::exec {
+namespace {
+constexpr size_t kStderrTail = 8192;
 
-WorkerRun::WorkerRun(boost::asio::io_context& io, boost::asio::any_io_executor writer,
-                     SpawnedChild child, std::string stdin_data, std::string transcript_path,
-                     std::string stdout_path, std::vector<std::string> secrets, RunLimits limits,
-                     RunCallbacks cb)
+}  // namespace
+
+WorkerRun::WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::string stdin_data,
+                     std::string transcript_path, std::string stdout_path,
+                     std::vector<std::string> secrets, RunLimits limits, RunCallbacks cb)
     : io_(io),
       child_(child),
       stdin_data_(std::move(stdin_data)),
@@ -32,12 +36,27 @@ WorkerRun::WorkerRun(boost::asio::io_context& io, boost::asio::any_io_executor w
       kill_timer_(io),
       eof_timer_(io),
       poll_timer_(io),
-      writer_(std::move(writer)),
-      sink_(std::make_shared<OutputSink>(std::move(transcript_path), std::move(stdout_path),
-                                         std::move(secrets), limits.log_cap_bytes)) {
+      out_redactor_(std::move(secrets)),
+      err_redactor_(out_redactor_) {  // the same forms: computed once
   if (child.pidfd >= 0) pidfd_.assign(child.pidfd);
+  transcript_path_ = std::move(transcript_path);
+  stdout_path_ = std::move(stdout_path);
   last_output_ = std::chrono::steady_clock::now();
   last_activity_ = last_output_;
+}
+
+void WorkerRun::OpenFiles() {
+  if (files_opened_) return;
+  files_opened_ = true;
+  // The dispatch directory exists already when the plan needed it before the spawn.
+  std::string dir = std::filesystem::path(transcript_path_).parent_path();
+  if (mkdir(dir.c_str(), 0700) != 0 && errno == ENOENT) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(dir).parent_path(), ec);
+    mkdir(dir.c_str(), 0700);
+  }
+  transcript_.Open(transcript_path_, limits_.log_cap_bytes);
+  stdout_log_.Open(stdout_path_, limits_.log_cap_bytes);
 }
 
 WorkerRun::~WorkerRun() = default;
@@ -78,40 +97,20 @@ void WorkerRun::WriteStdin() {
       });
 }
 
-void WorkerRun::Append(bool is_stdout, std::optional<std::string> data) {
-  ++pending_writes_;
-  // The job holds the sink, never this run: the run is only ever touched (and destroyed) on
-  // the loop.
-  boost::asio::post(writer_, [sink = sink_, weak = weak_from_this(), io = &io_, is_stdout,
-                              data = std::move(data)] {
-    bool chunk = data.has_value();
-    std::string clean = chunk ? sink->Write(is_stdout, *data) : sink->EndStream(is_stdout);
-    boost::asio::post(*io, [weak, is_stdout, chunk, clean = std::move(clean)] {
-      if (auto self = weak.lock()) self->Written(is_stdout, clean, chunk);
-    });
-  });
-}
-
-void WorkerRun::Written(bool is_stdout, const std::string& clean, bool output_event) {
-  --pending_writes_;
-  if (is_stdout && !clean.empty() && cb_.on_stdout) cb_.on_stdout(clean);
-  if (output_event && cb_.on_output) cb_.on_output();
-  MaybeFinish();
-}
-
-void WorkerRun::CloseOutput() {
-  ++pending_writes_;
-  boost::asio::post(writer_, [sink = sink_, weak = weak_from_this(), io = &io_] {
-    sink->Close();
-    boost::asio::post(*io, [weak, tail = sink->stderr_tail()] {
-      auto self = weak.lock();
-      if (!self) return;
-      self->outcome_.stderr_tail = tail;
-      self->output_closed_ = true;
-      --self->pending_writes_;
-      self->MaybeFinish();
-    });
-  });
+void WorkerRun::Append(bool is_stdout, std::string_view data) {
+  std::string clean = is_stdout ? out_redactor_.Feed(data) : err_redactor_.Feed(data);
+  if (clean.empty()) return;
+  OpenFiles();
+  transcript_.Append(clean);
+  if (is_stdout) {
+    stdout_log_.Append(clean);
+    if (cb_.on_stdout) cb_.on_stdout(clean);
+  } else {
+    outcome_.stderr_tail += clean;
+    if (outcome_.stderr_tail.size() > kStderrTail) {
+      outcome_.stderr_tail.erase(0, outcome_.stderr_tail.size() - kStderrTail);
+    }
+  }
 }
 
 void WorkerRun::ReadStream(bool is_stdout) {
@@ -125,7 +124,8 @@ void WorkerRun::ReadStream(bool is_stdout) {
               static_cast<int64_t>(n);
           self->last_output_ = std::chrono::steady_clock::now();
           self->silence_reported_.reset();
-          self->Append(is_stdout, std::string(buf, n));
+          self->Append(is_stdout, std::string_view(buf, n));
+          if (self->cb_.on_output) self->cb_.on_output();
         }
         if (ec) return self->OnStreamEnd(is_stdout);
         self->ReadStream(is_stdout);
@@ -134,7 +134,17 @@ void WorkerRun::ReadStream(bool is_stdout) {
 
 void WorkerRun::OnStreamEnd(bool is_stdout) {
   --open_streams_;
-  Append(is_stdout, std::nullopt);  // what the redactor held back
+  std::string tail = is_stdout ? out_redactor_.Finish() : err_redactor_.Finish();
+  if (!tail.empty()) {
+    OpenFiles();
+    transcript_.Append(tail);
+    if (is_stdout) {
+      stdout_log_.Append(tail);
+      if (cb_.on_stdout) cb_.on_stdout(tail);
+    } else {
+      outcome_.stderr_tail += tail;
+    }
+  }
   boost::system::error_code ignore;
   (is_stdout ? stdout_ : stderr_).close(ignore);
   MaybeFinish();
@@ -297,22 +307,20 @@ void WorkerRun::Stop(domain::StopReason reason, const std::string& detail) {
 }
 
 void WorkerRun::MaybeFinish() {
-  if (phase_ == Phase::kExited && open_streams_ == 0) {
-    // The output ended after the leader exited: what is left of its group (a member that let
-    // go of the pipes) goes now, while the leader's zombie still pins the group id.
-    KillGroupIfPinned();
-    Reap();
-    if (sweeper_) sweeper_->SweepAfterExit(Marks());
-    phase_ = Phase::kFinished;
-    hard_timer_.cancel();
-    idle_timer_.cancel();
-    kill_timer_.cancel();
-    eof_timer_.cancel();
-    poll_timer_.cancel();
-    CloseOutput();  // behind every chunk already handed to the writer
-  }
-  // The outcome goes out once the writer has stored everything and closed the files.
-  if (phase_ != Phase::kFinished || !output_closed_ || pending_writes_ > 0) return;
+  if (phase_ != Phase::kExited || open_streams_ > 0) return;
+  // The output ended after the leader exited: what is left of its group (a member that let
+  // go of the pipes) goes now, while the leader's zombie still pins the group id.
+  KillGroupIfPinned();
+  Reap();
+  if (sweeper_) sweeper_->SweepAfterExit(Marks());
+  phase_ = Phase::kFinished;
+  hard_timer_.cancel();
+  idle_timer_.cancel();
+  kill_timer_.cancel();
+  eof_timer_.cancel();
+  poll_timer_.cancel();
+  transcript_.Close();
+  stdout_log_.Close();
   if (cb_.on_finished) {
     auto cb = std::move(cb_.on_finished);
     cb(outcome_);

@@ -4,21 +4,17 @@
 // A run is finished only when the process has exited AND both pipes reached EOF (tmux's rule).
 // The leader is reaped only then: until it is, its zombie pins the process group id, so
 // signalling the group can never reach a recycled group. If the worker exits but a descendant keeps the pipes open, the rest of the process
-// group is killed after eof_grace. Output is read on the loop and handed, in order, to an
-// OutputSink on the writer executor (one thread): redacted, appended to the transcript and
-// stdout.log (capped on disk), so a worker printing megabytes costs the loop its pipe reads,
-// not the redaction and file writes. on_stdout and on_output fire back on the loop once a
-// chunk is on disk (a transcript reader notified then finds it), and on_finished only after
-// every chunk is written and the files are closed. Memory use is bounded whatever the output
-// size (a 16 KiB chunk at a time per stream, plus what the writer has not reached yet).
-// Timeouts: hard (SIGTERM to the group, SIGKILL after
+// group is killed after eof_grace. Output is redacted and appended to the transcript file
+// (created with the first output byte, with the dispatch directory if missing; stdout and
+// stderr interleaved as they arrive) and stdout alone to stdout.log, each capped on disk
+// (CappedLog: head + tail, stitched after the run); memory use is bounded whatever the output
+// size. Timeouts: hard (SIGTERM to the group, SIGKILL after
 // kill_grace), idle (no output and no activity noted for idle_timeout → on_idle, once per
 // silence) and idle kill (the same for idle_kill). Activity is judged by the caller (the
 // service layer samples /proc off the loop) and reported with NoteActivity().
 // Thread-safety: loop thread only. Callbacks run on the loop.
 #pragma once
 
-#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -27,8 +23,9 @@
 #include <string>
 #include <vector>
 
+#include "exec/capped_log.h"
 #include "exec/child_process.h"
-#include "exec/output_sink.h"
+#include "exec/redactor.h"
 #include "exec/run_tree.h"
 #include "exec/run_types.h"
 
@@ -38,10 +35,8 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
  public:
   enum class Phase { kRunning, kTerminating, kExited, kFinished };
 
-  // writer runs the output's redaction and file writes; it must run one job at a time, in
-  // order (a single-threaded pool or a strand).
-  WorkerRun(boost::asio::io_context& io, boost::asio::any_io_executor writer, SpawnedChild child,
-            std::string stdin_data, std::string transcript_path, std::string stdout_path,
+  WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::string stdin_data,
+            std::string transcript_path, std::string stdout_path,
             std::vector<std::string> secrets, RunLimits limits, RunCallbacks cb);
   ~WorkerRun() override;
 
@@ -72,11 +67,7 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   void OnIdleTick();
   void Terminate();
   void MaybeFinish();
-  // Hands a chunk (or, with data == nullopt, the stream's end) to the sink on the writer.
-  void Append(bool is_stdout, std::optional<std::string> data);
-  // Back on the loop once the writer stored a chunk: its redacted bytes.
-  void Written(bool is_stdout, const std::string& clean, bool output_event);
-  void CloseOutput();
+  void Append(bool is_stdout, std::string_view data);
 
   boost::asio::io_context& io_;
   SpawnedChild child_;
@@ -86,11 +77,13 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   RunCallbacks cb_;
   boost::asio::posix::stream_descriptor stdin_, stdout_, stderr_, pidfd_;
   boost::asio::steady_timer hard_timer_, idle_timer_, kill_timer_, eof_timer_, poll_timer_;
-  boost::asio::any_io_executor writer_;
-  // Used on the writer only (jobs hold it, so it outlives this run if they are late).
-  std::shared_ptr<OutputSink> sink_;
-  int pending_writes_ = 0;      // jobs handed to the writer whose answer is not back yet
-  bool output_closed_ = false;  // the sink's files are closed: the outcome may go out
+  StreamRedactor out_redactor_, err_redactor_;
+  // Opened (and the dispatch directory made) with the first output byte: a silent run
+  // creates no files.
+  void OpenFiles();
+  std::string transcript_path_, stdout_path_;
+  bool files_opened_ = false;
+  CappedLog transcript_, stdout_log_;
   char out_buf_[16384], err_buf_[16384];
   Phase phase_ = Phase::kRunning;
   int open_streams_ = 2;  // stdout and stderr until each reaches EOF
