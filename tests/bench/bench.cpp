@@ -3,7 +3,7 @@
 // repetitions (min / median / max). It starts its own ping server and conclaved on temporary
 // directories, prints a Markdown table on stdout (progress on stderr), and asserts nothing.
 //   bench [--daemon PATH] [--reps N] [--only a,b] [--messages N] [--idle-s S]
-// Sections: unary, send, wake, park, dispatch, load, reads (default: all).
+// Sections: unary, send, wake, sql, park, dispatch, load, reads (default: all).
 #include <unistd.h>
 
 #include <cstdio>
@@ -22,14 +22,14 @@ namespace {
 
 const std::vector<std::pair<std::string, void (*)(bench::Env&)>> kSections = {
     {"unary", bench::RunUnary}, {"send", bench::RunSend},         {"wake", bench::RunWake},
-    {"park", bench::RunPark},   {"dispatch", bench::RunDispatch}, {"load", bench::RunLoad},
-    {"reads", bench::RunReads},
+    {"sql", bench::RunSql},     {"park", bench::RunPark},         {"dispatch", bench::RunDispatch},
+    {"load", bench::RunLoad},   {"reads", bench::RunReads},
 };
 
 int Usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--daemon PATH] [--reps N] [--only SECTION,...] [--messages N] "
-               "[--idle-s S]\nsections: unary send wake park dispatch load reads\n",
+               "[--idle-s S]\nsections: unary send wake sql park dispatch load reads\n",
                argv0);
   return 2;
 }

@@ -30,6 +30,8 @@ void RunUnary(Env& env);
 void RunSend(Env& env);
 // Rows: Send → parked Wait wake latency.
 void RunWake(Env& env);
+// Rows: a Send's SQL transaction alone vs a bare one-row SQLite write.
+void RunSql(Env& env);
 // Rows: 10k parked Waits — RSS, idle CPU, one wake — vs none parked.
 void RunPark(Env& env);
 // Rows: Dispatch → worker_done of `true` vs posix_spawn+waitpid; CPU; 8 in flight.

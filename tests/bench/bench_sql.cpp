@@ -1,0 +1,135 @@
+// Bench section: the SQL of one Send alone — no gRPC, no loop — on a database the daemon
+// created (its schema, indexes and counter triggers), against a bare SQLite write of one row
+// into a table with no index, both with the daemon's settings: WAL, synchronous=NORMAL, and
+// no checkpoint inside COMMIT — the WAL is folded between timed transactions once it holds
+// 4096 pages, as the daemon's checkpointer thread does.
+// It isolates how much of the Send → wake gap is the store, next to the rows that include the
+// RPCs. SQLite's own VFS writes the WAL here; the daemon's gathers a commit into one write.
+#include <sqlite3.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "bench_sections.h"
+
+namespace bench {
+namespace {
+
+sqlite3* Open(const std::string& path) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK ||
+      sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                       "PRAGMA foreign_keys=ON; PRAGMA cache_spill=OFF;",
+                   nullptr, nullptr, nullptr) != SQLITE_OK) {
+    std::fprintf(stderr, "bench: sql: open %s: %s\n", path.c_str(), sqlite3_errmsg(db));
+    std::exit(1);
+  }
+  return db;
+}
+
+// Runs the statements of one transaction, `n` times; each statement text is compiled once.
+class Txn {
+ public:
+  Txn(sqlite3* db, std::vector<std::string> sql) : db_(db) {
+    // Replaces SQLite's checkpoint inside COMMIT: Time() folds the WAL outside the clock.
+    sqlite3_wal_hook(
+        db,
+        [](void* pages, sqlite3*, const char*, int n) {
+          *static_cast<int*>(pages) = n;
+          return SQLITE_OK;
+        },
+        &wal_pages_);
+    for (const auto& s : sql) {
+      sqlite3_stmt* st = nullptr;
+      if (sqlite3_prepare_v3(db, s.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &st, nullptr) !=
+          SQLITE_OK) {
+        std::fprintf(stderr, "bench: sql: %s: %s\n", s.c_str(), sqlite3_errmsg(db));
+        std::exit(1);
+      }
+      stmts_.push_back(st);
+    }
+  }
+  ~Txn() {
+    for (auto* st : stmts_) sqlite3_finalize(st);
+  }
+  std::vector<double> Time(int n) {
+    std::vector<double> out;
+    for (int i = 0; i < n; ++i) {
+      auto t0 = Clock::now();
+      for (auto* st : stmts_) {
+        ++seq_;
+        for (int p = 1; p <= sqlite3_bind_parameter_count(st); ++p) {
+          sqlite3_bind_int64(st, p, seq_);
+        }
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {}
+        if (rc != SQLITE_DONE) {
+          std::fprintf(stderr, "bench: sql: %s: %s\n", sqlite3_sql(st), sqlite3_errmsg(db_));
+          std::exit(1);
+        }
+        sqlite3_reset(st);
+      }
+      out.push_back(Micros(Clock::now() - t0));
+      if (wal_pages_ >= 4096) {
+        sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+        wal_pages_ = 0;
+      }
+    }
+    return out;
+  }
+
+ private:
+  sqlite3* db_;
+  std::vector<sqlite3_stmt*> stmts_;
+  int64_t seq_ = 0;
+  int wal_pages_ = 0;
+};
+
+}  // namespace
+
+void RunSql(Env& env) {
+  Daemon d;
+  d.bin = env.daemon_bin;
+  d.dir = env.root + "/sql";
+  WriteBenchProfiles(d.dir + "/profiles");
+  d.Start();
+  {
+    auto stub = Stub(d.socket(), 9);
+    RegisterHandle(*stub, "w");
+  }
+  d.Stop();
+  sqlite3* daemon_db = Open(d.db_path());
+  sqlite3* bare_db = Open(d.dir + "/bare.db");
+  sqlite3_exec(bare_db, "CREATE TABLE t(x INTEGER PRIMARY KEY, v INTEGER NOT NULL)", nullptr,
+               nullptr, nullptr);
+  {
+    // What MessagingService::Send runs for one recipient, in the commit batcher's frame.
+    Txn send(daemon_db,
+             {"BEGIN IMMEDIATE", "SAVEPOINT op",
+              "SELECT name, kind, created_ms, closed FROM handles WHERE name = 'w'",
+              "INSERT INTO messages(created_ms, type, priority, sender, recipient, subject, "
+              "body, payload, task_id, dispatch_id, thread_id, reply_to, read) VALUES "
+              "(?1, 'status', 'normal', 'bench', 'w', 'bench', 'a message of about forty "
+              "bytes', '', 0, 0, 't-' || ?1, 0, 0)",
+              "RELEASE op", "COMMIT"});
+    Txn bare(bare_db, {"BEGIN IMMEDIATE", "INSERT INTO t(v) VALUES (?1)", "COMMIT"});
+    for (int rep = 0; rep < env.reps; ++rep) {
+      std::fprintf(stderr, "bench: sql, rep %d\n", rep + 1);
+      auto parts = Interleaved(600, 50, {[&](int k) { return send.Time(k); },
+                                         [&](int k) { return bare.Time(k); }});
+      for (double pct : {50.0, 99.0}) {
+        Row& r = env.table.Get(std::string("a Send's SQL alone (no RPC, no loop) ") +
+                                   (pct == 50 ? "p50" : "p99"),
+                               "µs", "one-row write");
+        r.conclave.push_back(Percentile(parts[0], pct));
+        r.bare.push_back(Percentile(parts[1], pct));
+      }
+    }
+  }
+  sqlite3_close(daemon_db);
+  sqlite3_close(bare_db);
+  std::filesystem::remove_all(d.dir);
+}
+
+}  // namespace bench
