@@ -7,20 +7,25 @@
 // RPCs. SQLite's own VFS writes the WAL here; the daemon's gathers a commit into one write.
 #include <sqlite3.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
 #include "bench_sections.h"
+#include "store/wal_write_vfs.h"
 
 namespace bench {
 namespace {
 
 sqlite3* Open(const std::string& path) {
   sqlite3* db = nullptr;
-  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK ||
+  if (sqlite3_open_v2(path.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      conclave::store::WalWriteVfsName()) != SQLITE_OK ||
       sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-                       "PRAGMA foreign_keys=ON; PRAGMA cache_spill=OFF;",
+                       "PRAGMA foreign_keys=ON; PRAGMA cache_size=-32768; "
+                       "PRAGMA cache_spill=OFF; PRAGMA temp_store=MEMORY;",
                    nullptr, nullptr, nullptr) != SQLITE_OK) {
     std::fprintf(stderr, "bench: sql: open %s: %s\n", path.c_str(), sqlite3_errmsg(db));
     std::exit(1);
@@ -29,6 +34,8 @@ sqlite3* Open(const std::string& path) {
 }
 
 // Runs the statements of one transaction, `n` times; each statement text is compiled once.
+// Parameter ?1 is a creation time in epoch ms, ?2 a thread id like the daemon's ("t-" and 12
+// hex digits), both new for each transaction.
 class Txn {
  public:
   Txn(sqlite3* db, std::vector<std::string> sql) : db_(db) {
@@ -51,17 +58,25 @@ class Txn {
     }
   }
   ~Txn() {
+    sqlite3_wal_hook(db_, nullptr, nullptr);
     for (auto* st : stmts_) sqlite3_finalize(st);
   }
+  Txn(const Txn&) = delete;
+  Txn& operator=(const Txn&) = delete;
   std::vector<double> Time(int n) {
     std::vector<double> out;
     for (int i = 0; i < n; ++i) {
+      int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+      char thread[16];
+      std::snprintf(thread, sizeof thread, "t-%012llx",
+                    static_cast<unsigned long long>(++count_ * 0x9e3779b97f4aULL) & 0xffffffffffffULL);
       auto t0 = Clock::now();
       for (auto* st : stmts_) {
-        ++seq_;
-        for (int p = 1; p <= sqlite3_bind_parameter_count(st); ++p) {
-          sqlite3_bind_int64(st, p, seq_);
-        }
+        int params = sqlite3_bind_parameter_count(st);
+        if (params >= 1) sqlite3_bind_int64(st, 1, now_ms);
+        if (params >= 2) sqlite3_bind_text(st, 2, thread, -1, SQLITE_STATIC);
         int rc;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {}
         if (rc != SQLITE_DONE) {
@@ -72,7 +87,13 @@ class Txn {
       }
       out.push_back(Micros(Clock::now() - t0));
       if (wal_pages_ >= 4096) {
-        sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+        int log = 0, done = 0;
+        int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+        if (rc != SQLITE_OK || done != log) {
+          std::fprintf(stderr, "bench: sql: checkpoint folded %d of %d pages: %s\n", done, log,
+                       sqlite3_errmsg(db_));
+          std::exit(1);
+        }
         wal_pages_ = 0;
       }
     }
@@ -82,7 +103,7 @@ class Txn {
  private:
   sqlite3* db_;
   std::vector<sqlite3_stmt*> stmts_;
-  int64_t seq_ = 0;
+  uint64_t count_ = 0;
   int wal_pages_ = 0;
 };
 
@@ -96,13 +117,19 @@ void RunSql(Env& env) {
   d.Start();
   {
     auto stub = Stub(d.socket(), 9);
-    RegisterHandle(*stub, "w");
+    if (!RegisterHandle(*stub, "w")) {
+      std::fprintf(stderr, "bench: sql: could not register the handle the Sends address\n");
+      std::exit(1);
+    }
   }
   d.Stop();
   sqlite3* daemon_db = Open(d.db_path());
   sqlite3* bare_db = Open(d.dir + "/bare.db");
-  sqlite3_exec(bare_db, "CREATE TABLE t(x INTEGER PRIMARY KEY, v INTEGER NOT NULL)", nullptr,
-               nullptr, nullptr);
+  if (sqlite3_exec(bare_db, "CREATE TABLE t(x INTEGER PRIMARY KEY, v INTEGER NOT NULL)",
+                   nullptr, nullptr, nullptr) != SQLITE_OK) {
+    std::fprintf(stderr, "bench: sql: bare table: %s\n", sqlite3_errmsg(bare_db));
+    std::exit(1);
+  }
   {
     // What MessagingService::Send runs for one recipient, in the commit batcher's frame.
     Txn send(daemon_db,
@@ -111,7 +138,7 @@ void RunSql(Env& env) {
               "INSERT INTO messages(created_ms, type, priority, sender, recipient, subject, "
               "body, payload, task_id, dispatch_id, thread_id, reply_to, read) VALUES "
               "(?1, 'status', 'normal', 'bench', 'w', 'bench', 'a message of about forty "
-              "bytes', '', 0, 0, 't-' || ?1, 0, 0)",
+              "bytes', '', 0, 0, ?2, 0, 0)",
               "RELEASE op", "COMMIT"});
     Txn bare(bare_db, {"BEGIN IMMEDIATE", "INSERT INTO t(v) VALUES (?1)", "COMMIT"});
     for (int rep = 0; rep < env.reps; ++rep) {
@@ -127,8 +154,9 @@ void RunSql(Env& env) {
       }
     }
   }
-  sqlite3_close(daemon_db);
-  sqlite3_close(bare_db);
+  for (sqlite3* db : {daemon_db, bare_db}) {
+    if (sqlite3_close(db) != SQLITE_OK) std::fprintf(stderr, "bench: sql: close failed\n");
+  }
   std::filesystem::remove_all(d.dir);
 }
 
