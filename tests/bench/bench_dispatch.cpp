@@ -95,6 +95,7 @@ void RunDispatch(Env& env) {
     // daemon's CPU (read in clock ticks) is taken over the whole stretch — it idles while the
     // bench spawns — and the bench thread's (in ns) over its own spawn blocks.
     size_t next = 0;
+    int failed = 0;
     double spawn_cpu = 0;
     double cpu0 = ProcessCpuMicros(env.daemon.pid());
     auto parts = Interleaved(kSequential, 10, {
@@ -102,8 +103,9 @@ void RunDispatch(Env& env) {
           std::vector<double> lat;
           for (int i = 0; i < k; ++i, ++next) {
             auto t0 = Clock::now();
-            if (Dispatch(*stub, tasks[next], "bt-0")) WaitDone(*stub, tasks[next]);
+            bool ok = Dispatch(*stub, tasks[next], "bt-0") && WaitDone(*stub, tasks[next]);
             lat.push_back(Micros(Clock::now() - t0));
+            if (!ok) ++failed;
           }
           return lat;
         },
@@ -120,6 +122,10 @@ void RunDispatch(Env& env) {
         }});
     const auto& lat = parts[0];
     const auto& spawn = parts[1];
+    if (failed) {
+      std::fprintf(stderr, "bench:   %d of %d dispatches failed or never finished\n", failed,
+                   kSequential);
+    }
     double cpu_per_dispatch = (ProcessCpuMicros(env.daemon.pid()) - cpu0) / kSequential;
     double cpu_per_spawn = spawn_cpu / kSequential;
 

@@ -71,9 +71,12 @@ std::vector<double> PingLatencies(v1::Conclave::Stub& ping, int n) {
 std::vector<std::vector<double>> Interleaved(
     int n, int chunk, const std::vector<std::function<std::vector<double>(int)>>& parts) {
   std::vector<std::vector<double>> out(parts.size());
-  for (int done = 0; done < n; done += chunk) {
+  for (int done = 0, round = 0; done < n; done += chunk, ++round) {
     int k = std::min(chunk, n - done);
-    for (size_t i = 0; i < parts.size(); ++i) {
+    for (size_t j = 0; j < parts.size(); ++j) {
+      // Every other round runs the parts in reverse, so none always goes first (after the
+      // host idled) or last (while the previous part's after-work still runs).
+      size_t i = round % 2 ? parts.size() - 1 - j : j;
       auto v = parts[i](k);
       out[i].insert(out[i].end(), v.begin(), v.end());
     }

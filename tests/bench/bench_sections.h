@@ -54,7 +54,8 @@ std::vector<double> PingLatencies(const Env& env, int n);
 std::vector<double> PingLatencies(v1::Conclave::Stub& ping, int n);
 // Runs each of `parts` in turn, `chunk` calls at a time, until each has n samples: the daemon
 // and its bare baseline then share the host's quiet and noisy phases instead of one getting
-// the first half of a rep and the other the second. Returns the samples of each part.
+// the first half of a rep and the other the second. Odd rounds run the parts in reverse
+// order. Returns the samples of each part.
 std::vector<std::vector<double>> Interleaved(
     int n, int chunk, const std::vector<std::function<std::vector<double>(int)>>& parts);
 

@@ -236,8 +236,10 @@ std::string Fmt(double v) {
     std::snprintf(buf, sizeof buf, "%.0f", v);
   } else if (a >= 10) {
     std::snprintf(buf, sizeof buf, "%.1f", v);
-  } else {
+  } else if (a >= 0.1 || a == 0) {
     std::snprintf(buf, sizeof buf, "%.2f", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.2g", v);  // 0.055, not 0.05: the ratio stays checkable
   }
   return buf;
 }
