@@ -239,7 +239,7 @@ std::string Fmt(double v) {
   } else if (a >= 0.1 || a == 0) {
     std::snprintf(buf, sizeof buf, "%.2f", v);
   } else {
-    std::snprintf(buf, sizeof buf, "%.2g", v);  // 0.055, not 0.05: the ratio stays checkable
+    std::snprintf(buf, sizeof buf, "%.3f", v);  // 0.055, not 0.05: the ratio stays checkable
   }
   return buf;
 }
