@@ -83,10 +83,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench: the ping server did not start\n");
     return 1;
   }
-  env.daemon.bin = env.daemon_bin;
-  env.daemon.dir = env.root + "/main";
-  bench::WriteBenchProfiles(env.daemon.dir + "/profiles");
-  env.daemon.Start();
+  env.daemon.StartNew(env.daemon_bin, env.root + "/main");
 
   for (const auto& [name, fn] : kSections) {
     if (!only.empty() && !only.count(name)) continue;

@@ -150,10 +150,7 @@ void MeasureReads(Env& env, Daemon& d, Samples& out, const char* label) {
 
 void RunReads(Env& env) {
   Daemon d;
-  d.bin = env.daemon_bin;
-  d.dir = env.root + "/reads";
-  WriteBenchProfiles(d.dir + "/profiles");
-  d.Start();
+  d.StartNew(env.daemon_bin, env.root + "/reads");
   {
     auto stub = Stub(d.socket(), 501);
     for (int i = 0; i < 100; ++i) RegisterHandle(*stub, "h" + std::to_string(i));

@@ -111,10 +111,7 @@ class Txn {
 
 void RunSql(Env& env) {
   Daemon d;
-  d.bin = env.daemon_bin;
-  d.dir = env.root + "/sql";
-  WriteBenchProfiles(d.dir + "/profiles");
-  d.Start();
+  d.StartNew(env.daemon_bin, env.root + "/sql");
   {
     auto stub = Stub(d.socket(), 9);
     if (!RegisterHandle(*stub, "w")) {

@@ -182,6 +182,13 @@ double Daemon::Start() {
   return SecondsSince(t0);
 }
 
+void Daemon::StartNew(const std::string& binary, const std::string& directory) {
+  bin = binary;
+  dir = directory;
+  WriteBenchProfiles(dir + "/profiles");
+  Start();
+}
+
 void WriteBenchProfiles(const std::string& dir) {
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/bench-true.json") << R"({

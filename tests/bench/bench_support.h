@@ -69,6 +69,8 @@ struct Daemon {
   Child proc;
   // Starts and waits until it answers; returns seconds from spawn to the first answer.
   double Start();
+  // The first start of `binary` in a new `directory`, with the bench profiles written there.
+  void StartNew(const std::string& binary, const std::string& directory);
   void Stop() { proc.Stop(); }
   pid_t pid() const { return proc.pid(); }
 };
