@@ -59,13 +59,23 @@ std::vector<double> PingLatencies(const Env& env, int n) {
   return PingLatencies(*stub, n);
 }
 
-std::vector<double> PingLatencies(v1::Conclave::Stub& ping, int n) {
+namespace {
+// Latencies (µs) of n calls of one unary method with an empty request.
+template <typename Req, typename Resp>
+std::vector<double> TimeUnary(
+    int n, v1::Conclave::Stub& stub,
+    grpc::Status (v1::Conclave::Stub::*method)(grpc::ClientContext*, const Req&, Resp*)) {
   return TimeCalls(n, [&] {
     auto ctx = Ctx();
-    v1::GetStatusRequest req;
-    v1::StatusReply resp;
-    return ping.GetStatus(ctx.get(), req, &resp).ok();
+    Req req;
+    Resp resp;
+    return (stub.*method)(ctx.get(), req, &resp).ok();
   });
+}
+}  // namespace
+
+std::vector<double> PingLatencies(v1::Conclave::Stub& ping, int n) {
+  return TimeUnary(n, ping, &v1::Conclave::Stub::GetStatus);
 }
 
 std::vector<std::vector<double>> Interleaved(
@@ -132,22 +142,8 @@ void RunUnary(Env& env) {
     std::fprintf(stderr, "bench: unary, rep %d\n", rep + 1);
     auto parts = Interleaved(kN, 100, {
         [&](int k) { return PingLatencies(*ping_stub, k); },
-        [&](int k) {
-          return TimeCalls(k, [&] {
-            auto ctx = Ctx();
-            v1::GetStatusRequest req;
-            v1::StatusReply resp;
-            return stub->GetStatus(ctx.get(), req, &resp).ok();
-          });
-        },
-        [&](int k) {
-          return TimeCalls(k, [&] {
-            auto ctx = Ctx();
-            v1::ListHandlesRequest req;
-            v1::ListHandlesReply resp;
-            return stub->ListHandles(ctx.get(), req, &resp).ok();
-          });
-        }});
+        [&](int k) { return TimeUnary(k, *stub, &v1::Conclave::Stub::GetStatus); },
+        [&](int k) { return TimeUnary(k, *stub, &v1::Conclave::Stub::ListHandles); }});
     const auto& ping = parts[0];
     const auto& status = parts[1];
     const auto& handles = parts[2];
