@@ -93,16 +93,21 @@ int64_t DispatchStore::Insert(const DispatchRecord& d) {
 }
 
 void DispatchStore::Update(const DispatchRecord& d) {
+  // task_id and created_ms never change after the insert, and SQLite rewrites the entry of
+  // every index over a column the SET names: leaving them out spares two of the four indexes
+  // (and their pages in the commit) on every update. Parameters keep BindAll's numbers.
   static const std::string kSql = [] {
     std::string cols = kColumns;
     std::string sets;
     size_t start = 0;
-    while (start < cols.size()) {
+    for (int number = 1; start < cols.size(); ++number) {
       size_t comma = cols.find(',', start);
       std::string name = cols.substr(start, comma == std::string::npos ? std::string::npos
                                                                        : comma - start);
       while (!name.empty() && name.front() == ' ') name.erase(0, 1);
-      sets += (sets.empty() ? "" : ", ") + name + " = ?";
+      if (name != "task_id" && name != "created_ms") {
+        sets += (sets.empty() ? "" : ", ") + name + " = ?" + std::to_string(number);
+      }
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
