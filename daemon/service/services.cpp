@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 #include <unistd.h>
+#include "store/sqlite_memory.h"
 
 
 namespace conclave::service {
@@ -76,7 +77,7 @@ std::map<std::string, int64_t> Services::Counts(const StatusReads::Snapshot& sto
   c["profiles"] = static_cast<int64_t>(core.profiles.profiles.size());
   c["commits"] = core.batcher.commits();
   c["wal_checkpoints"] = core.db.checkpoints();
-  c["sqlite_memory_bytes"] = sqlite3_memory_used();
+  c["sqlite_memory_bytes"] = store::SqliteMemoryUsed();
   c["status_rereads"] = status_reads.rereads();
   return c;
 }

@@ -1,5 +1,6 @@
 #include "store/database.h"
 
+#include "store/sqlite_memory.h"
 #include "store/wal_checkpointer.h"
 #include "store/wal_write_vfs.h"
 
@@ -79,6 +80,7 @@ std::string Statement::Text(int col) const {
 }
 
 Database::Database(const std::string& path, const Options& options) : path_(path) {
+  InstallSqliteAllocator();  // before SQLite initializes
   // The loop's connection writes every WAL frame: through the VFS that gathers a commit's
   // frames into one write (store/wal_write_vfs.h).
   int rc = sqlite3_open_v2(path.c_str(), &db_,

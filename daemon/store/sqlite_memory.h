@@ -1,0 +1,18 @@
+// SQLite's heap without its global memory-statistics mutex. By default SQLite takes a mutex
+// and updates its statistics on every malloc and free (thousands per dispatch: Debian builds
+// it without lookaside, so every value a statement copies is a malloc). This allocator
+// counts the bytes with one relaxed atomic instead, so what SQLite holds is still known.
+#pragma once
+
+#include <cstdint>
+
+namespace conclave::store {
+
+// Installs the allocator; must run before SQLite initializes (the first Database does it).
+// Harmless when SQLite is already initialized: SQLite then keeps its own allocator.
+void InstallSqliteAllocator();
+
+// Bytes SQLite holds on the heap (page caches, statements, journals).
+int64_t SqliteMemoryUsed();
+
+}  // namespace conclave::store
