@@ -205,15 +205,9 @@ bool DispatchScheduler::DropIfNoTerminal(domain::Dispatch& d, domain::Task& task
 }
 
 bool DispatchScheduler::WriterRunsIn(const std::string& cwd) {
-  bool exclusive = false;
-  std::vector<int64_t> running;
-  for (const auto& t : core_.terminals.List(false)) {
-    if (t.cwd != cwd) continue;
-    exclusive |= t.exclusive;
-    if (t.active_dispatch) running.push_back(t.active_dispatch);
-  }
-  if (!exclusive) return false;  // shared directories without --exclusive behave as before
-  for (int64_t id : running) {
+  // Empty for shared directories without --exclusive: they behave as before. One query, not
+  // a list of every terminal per candidate.
+  for (int64_t id : core_.terminals.RunningInExclusiveDir(cwd)) {
     auto d = core_.dispatches.Get(id);
     auto task = d ? core_.tasks.Get(d->task_id) : std::nullopt;
     if (task && task->role == "writer") return true;

@@ -52,6 +52,17 @@ std::vector<TerminalRecord> TerminalStore::List(bool include_closed) {
   return out;
 }
 
+std::vector<int64_t> TerminalStore::RunningInExclusiveDir(const std::string& cwd) {
+  auto st = db_.Prepare(
+      "SELECT active_dispatch FROM terminals WHERE cwd = ?1 AND state != 'closed' "
+      "AND active_dispatch != 0 AND EXISTS (SELECT 1 FROM terminals WHERE cwd = ?1 "
+      "AND state != 'closed' AND exclusive != 0) ORDER BY created_ms, handle");
+  st.Bind(1, cwd);
+  std::vector<int64_t> out;
+  while (st.Step()) out.push_back(st.Int(0));
+  return out;
+}
+
 int64_t TerminalStore::CountOpen() { return ReadCounter(db_, "terminals_open"); }
 
 }  // namespace conclave::store

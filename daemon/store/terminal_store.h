@@ -21,6 +21,9 @@ class TerminalStore {
   // Writes the terminal's state and active dispatch (move it with domain::MoveTerminal first).
   void Save(const TerminalRecord& t);
   std::vector<TerminalRecord> List(bool include_closed);
+  // The dispatches running in the open terminals whose cwd is cwd, when one of those terminals
+  // is --exclusive; empty otherwise (a shared directory without --exclusive).
+  std::vector<int64_t> RunningInExclusiveDir(const std::string& cwd);
   int64_t CountOpen();
 
  private:

@@ -71,6 +71,7 @@ void ExerciseEveryQuery(store::Database& db) {
   w.state = domain::TerminalState::kBusy;
   ts.Save(w);
   ts.List(true);
+  ts.RunningInExclusiveDir("/tmp");
   ts.List(false);
   ts.CountOpen();
 
