@@ -38,19 +38,32 @@ size_t SequenceLength(std::string_view s, size_t i) {
 }  // namespace
 
 std::string ValidUtf8(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
+  // Most text is valid (and mostly ASCII): find the first bad byte, copy at once if none.
   size_t i = 0;
+  while (i < text.size()) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t n = SequenceLength(text, i);
+    if (n == 0) break;
+    i += n;
+  }
+  if (i == text.size()) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + 2);
+  size_t run = 0;  // start of the valid bytes not yet copied
   while (i < text.size()) {
     size_t n = SequenceLength(text, i);
     if (n == 0) {
+      out.append(text.substr(run, i - run));
       out += "\xEF\xBF\xBD";
-      ++i;
+      run = ++i;
     } else {
-      out.append(text.substr(i, n));
       i += n;
     }
   }
+  out.append(text.substr(run));
   return out;
 }
 
