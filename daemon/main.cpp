@@ -34,6 +34,7 @@
 #include "exec/launcher.h"
 #include "service/services.h"
 #include "store/migrations.h"
+#include "store/sqlite_memory.h"
 
 namespace {
 
@@ -104,6 +105,10 @@ conclave::StatusOr<std::unique_ptr<conclave::store::Database>> OpenStore(
     db = std::make_unique<store::Database>(c.database_path, opts);
   } catch (const store::StoreError& e) {
     return Status(Code::kUnavailable, e.what());
+  }
+  if (!store::SqliteAllocatorInstalled()) {
+    spdlog::warn("SQLite was initialized before the store opened: it keeps its own allocator, "
+                 "with a global mutex on every malloc");
   }
   auto applied = store::ApplyMigrations(*db, store::EmbeddedMigrations());
   if (!applied.ok()) return applied.status();

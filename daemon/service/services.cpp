@@ -1,6 +1,5 @@
 #include "service/services.h"
 
-#include <sqlite3.h>
 #include <unistd.h>
 #include "store/sqlite_memory.h"
 

@@ -55,6 +55,8 @@ void InstallSqliteAllocator() {
   g_installed.store(installed, std::memory_order_relaxed);
 }
 
+bool SqliteAllocatorInstalled() { return g_installed.load(std::memory_order_relaxed); }
+
 int64_t SqliteMemoryUsed() {
   if (!g_installed.load(std::memory_order_relaxed)) return sqlite3_memory_used();
   return g_bytes.load(std::memory_order_relaxed);

@@ -12,7 +12,11 @@ namespace conclave::store {
 // Harmless when SQLite is already initialized: SQLite then keeps its own allocator.
 void InstallSqliteAllocator();
 
-// Bytes SQLite holds on the heap (page caches, statements, journals).
+// True once the allocator is SQLite's (false when something initialized SQLite first).
+bool SqliteAllocatorInstalled();
+
+// Bytes SQLite holds on the heap (page caches, statements, journals), as it asked for them
+// (sqlite3_memory_used() without this allocator rounds each block up to 8 bytes).
 int64_t SqliteMemoryUsed();
 
 }  // namespace conclave::store

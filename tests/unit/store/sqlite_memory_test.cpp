@@ -9,10 +9,12 @@ using namespace conclave;
 using conclave::testing::TempDb;
 
 TEST_CASE("SQLite's heap is counted: it grows with a page cache and falls when it closes") {
-  const int64_t before = store::SqliteMemoryUsed();
-  int64_t filled = 0;
+  int64_t before = 0, filled = 0;
   {
     TempDb t;
+    // ctest runs each test case in a process of its own, whose first SQLite use is this store.
+    REQUIRE(store::SqliteAllocatorInstalled());
+    before = store::SqliteMemoryUsed();
     t.db->Exec("CREATE TABLE big(id INTEGER PRIMARY KEY, body TEXT)");
     t.db->Begin();
     auto st = t.db->Prepare("INSERT INTO big(body) VALUES (?)");
