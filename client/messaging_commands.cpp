@@ -80,6 +80,7 @@ void AddMessagingCommands(CLI::App& app, Options& opts, int* rc) {
               << "state dir  " << r.state_dir() << "\n"
               << "database   " << r.database_path() << " (schema " << r.schema_version() << ")\n"
               << "profiles   " << r.profiles_dir() << "\n"
+              << "heap       " << r.allocator() << "\n"
               << "last seq   " << r.last_seq() << "\n";
     std::cout << "counts    ";
     for (const auto& [k, v] : std::map<std::string, int64_t>(r.counts().begin(), r.counts().end())) {

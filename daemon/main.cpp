@@ -24,6 +24,7 @@
 #include "api/dispatch_socket_listener.h"
 #include "api/grpc_server.h"
 #include "common/clock.h"
+#include "common/heap.h"
 #include "conclave_build_info.h"
 #include "config/config.h"
 #include "exec/child_registry.h"
@@ -213,9 +214,9 @@ int main(int argc, char** argv) {
     if (mode == Mode::kBroken) health.MarkStopping();
   });
   health.MarkServing();
-  spdlog::info("conclaved {} ({}) serving on {} (state {}, schema {}, {} profiles)",
+  spdlog::info("conclaved {} ({}) serving on {} (state {}, schema {}, {} profiles, heap {})",
                CONCLAVE_VERSION, CONCLAVE_GIT_COMMIT, c.listen, c.state_dir, schema,
-               core.profiles.profiles.size());
+               core.profiles.profiles.size(), HeapAllocator());
   sd_notify(0, "READY=1");
   Watchdog watchdog(io);
 

@@ -8,6 +8,8 @@ PACKAGES=(
   protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev
   libboost-dev libboost-filesystem-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libsqlite3-dev sqlite3 catch2 libcli11-dev libsystemd-dev
+  # the daemon's heap (common/heap.h)
+  libmimalloc-dev
   procps iproute2
   # "sandbox": "bwrap" profiles run their workers under bubblewrap
   bubblewrap

@@ -279,6 +279,7 @@ void ToProto(const service::StatusView& s, v1::StatusReply* out) {
   out->set_last_seq(s.last_seq);
   out->set_schema_version(s.schema_version);
   out->set_profiles_dir(s.profiles_dir);
+  out->set_allocator(s.allocator);
   for (const auto& [k, v] : s.counts) (*out->mutable_counts())[k] = v;
   for (const auto& c : s.cooldowns) {
     auto* p = out->add_cooldowns();

@@ -1,8 +1,9 @@
 #include "service/services.h"
 
 #include <unistd.h>
-#include "store/sqlite_memory.h"
 
+#include "common/heap.h"
+#include "store/sqlite_memory.h"
 
 namespace conclave::service {
 
@@ -93,6 +94,7 @@ StatusView Services::Status() {
   s.last_seq = core.bus.last_seq();
   s.schema_version = stored.schema_version;
   s.profiles_dir = core.config.profiles_dir;
+  s.allocator = HeapAllocator();
   s.counts = Counts(stored);
   const int64_t now = core.clock.NowMs();
   for (const auto& c : stored.cooldowns) {

@@ -54,7 +54,7 @@ struct ProfileErrorView {
 };
 
 struct StatusView {
-  std::string version, state_dir, database_path, listener, profiles_dir, store_mode;
+  std::string version, state_dir, database_path, listener, profiles_dir, store_mode, allocator;
   int64_t uptime_ms = 0, pid = 0, last_seq = 0;
   int schema_version = 0;
   std::map<std::string, int64_t> counts;

@@ -1,0 +1,24 @@
+// Integration: what `conclave status` reports about the daemon process itself.
+#include <catch2/catch.hpp>
+
+#include "daemon_fixture.h"
+
+using conclave::testing::DaemonFixture;
+
+TEST_CASE("status names the heap the running daemon allocates from", "[status]") {
+  DaemonFixture d;
+  d.Start();
+  const auto status = d.CliJson({"status"});
+  INFO(status.dump());
+  const std::string heap = status.value("allocator", "");
+#ifdef CONCLAVE_MIMALLOC
+  // The daemon's own probe: a block its malloc returned lies in mimalloc's heap. A link order
+  // that let libc's malloc win reads "libc (mimalloc linked but not in use)".
+  CHECK(heap.rfind("mimalloc 2.", 0) == 0);
+#else
+  CHECK(heap == "libc");
+#endif
+  // The text form shows it too.
+  const auto text = d.Cli({"status"});
+  CHECK(text.out.find("heap       " + heap + "\n") != std::string::npos);
+}
