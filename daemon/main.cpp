@@ -25,6 +25,7 @@
 #include "api/grpc_server.h"
 #include "common/clock.h"
 #include "common/heap.h"
+#include "common/runtime.h"
 #include "conclave_build_info.h"
 #include "config/config.h"
 #include "exec/child_registry.h"
@@ -158,6 +159,7 @@ int Fail(const std::string& why, int code = 1) {
 
 int main(int argc, char** argv) {
   using namespace conclave;
+  ProductionRuntime();  // before gRPC or anything else starts a thread
   config::Flags flags;
   if (auto exit_code = ParseFlags(argc, argv, flags)) return *exit_code;
   auto log_sink = std::make_shared<exec::RedactingLogSink>(nullptr);

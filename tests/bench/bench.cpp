@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "bench_sections.h"
+#include "common/runtime.h"
 
 #ifndef CONCLAVED_BIN
 #define CONCLAVED_BIN "conclaved"
@@ -37,6 +38,9 @@ int Usage(const char* argv0) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The daemon's runtime settings for the ping server (a side of every RPC ratio) and for
+  // the bench's clients of both.
+  conclave::ProductionRuntime();
   if (argc == 3 && std::string(argv[1]) == "--serve-ping") return bench::ServePing(argv[2]);
   bench::Env env;
   env.daemon_bin = CONCLAVED_BIN;
