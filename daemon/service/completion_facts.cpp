@@ -67,10 +67,10 @@ domain::Cost CostOf(const CompletionSnapshot& snap, const exec::ParsedOutput& pa
   return domain::ComputeCost(reported, usage, snap.profile ? snap.profile->price : domain::PriceTable{});
 }
 
-}  // namespace
-
-CompletionFacts GatherFacts(const CompletionSnapshot& snap, const exec::RunOutcome& outcome,
-                            double probed_cost, exec::CommandRunner& commands) {
+// commands null: nullopt where a command would run.
+std::optional<CompletionFacts> Gather(const CompletionSnapshot& snap,
+                                      const exec::RunOutcome& outcome, double probed_cost,
+                                      exec::CommandRunner* commands) {
   CompletionFacts f;
   const exec::Profile* p = snap.profile ? &*snap.profile : nullptr;
   // A capped log's kept tail goes back behind its head before anyone reads it.
@@ -94,8 +94,9 @@ CompletionFacts GatherFacts(const CompletionSnapshot& snap, const exec::RunOutco
     f.contract.contract = domain::ParseWorkerContract(f.parsed.result_text);
     f.result["contract"] = domain::ContractToJson(f.contract.contract);
     if (f.contract.writer && !f.contract.contract.changed_files.empty()) {
+      if (!commands) return std::nullopt;
       f.contract.unpersisted =
-          exec::WithHelperRunner(commands, snap.git_sandbox, [&](exec::CommandRunner& runner) {
+          exec::WithHelperRunner(*commands, snap.git_sandbox, [&](exec::CommandRunner& runner) {
             return exec::UnpersistedClaims(runner,
                                            {snap.terminal_cwd, snap.dispatch.start_head,
                                             snap.dispatch.started_ms, snap.dirty_at_start},
@@ -112,6 +113,19 @@ CompletionFacts GatherFacts(const CompletionSnapshot& snap, const exec::RunOutco
   f.result["stderr_bytes"] = outcome.stderr_bytes;
   f.cost = CostOf(snap, f.parsed, probed_cost);
   return f;
+}
+
+}  // namespace
+
+CompletionFacts GatherFacts(const CompletionSnapshot& snap, const exec::RunOutcome& outcome,
+                            double probed_cost, exec::CommandRunner& commands) {
+  return *Gather(snap, outcome, probed_cost, &commands);
+}
+
+std::optional<CompletionFacts> GatherFactsWithoutCommands(const CompletionSnapshot& snap,
+                                                          const exec::RunOutcome& outcome,
+                                                          double probed_cost) {
+  return Gather(snap, outcome, probed_cost, nullptr);
 }
 
 }  // namespace conclave::service

@@ -1,9 +1,11 @@
 // Completion facts: what the daemon learns about a finished run before it decides anything —
 // the tail of its stdout parsed by the profile's parser, the worker contract, the written ≠
 // persisted check of a writer's claims (git), the cost. Gathering reads up to 8 MiB and runs
-// git, so it runs on the helper pool, never on the loop: GatherFacts takes a snapshot made on
-// the loop and touches nothing the loop owns.
-// Thread-safety: GatherFacts may run on any thread.
+// git, so it runs on the helper pool: GatherFacts takes a snapshot made on the loop and touches
+// nothing the loop owns. A run that printed little (RunCompletion's kInlineFactsBytes) is read
+// and parsed on the loop with GatherFactsWithoutCommands, which runs nothing and gives up when
+// the facts need git.
+// Thread-safety: both may run on any thread.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -63,5 +65,10 @@ struct CompletionFacts {
 
 CompletionFacts GatherFacts(const CompletionSnapshot& snap, const exec::RunOutcome& outcome,
                             double probed_cost, exec::CommandRunner& commands);
+// The same facts when gathering them runs no command; nullopt when it would (a writer's
+// claimed files are checked with git).
+std::optional<CompletionFacts> GatherFactsWithoutCommands(const CompletionSnapshot& snap,
+                                                          const exec::RunOutcome& outcome,
+                                                          double probed_cost);
 
 }  // namespace conclave::service

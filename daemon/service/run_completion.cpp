@@ -13,6 +13,11 @@ using domain::DispatchState;
 using domain::FailureKind;
 using domain::TaskState;
 
+// A run that printed at most this much (stdout and stderr) has its facts read and parsed on
+// the loop — tens of microseconds — instead of a hop to the helper pool and back, which costs
+// more; unless they need git (a writer's claims), which never runs on the loop.
+constexpr int64_t kInlineFactsBytes = 16 << 10;
+
 std::string Dump(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -51,9 +56,32 @@ void RunCompletion::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o
   snap.log_cap_bytes = int64_t{core_.config.transcript_cap_mib} << 20;
   snap.dirty_at_start = std::move(dirty_at_start);
   ++pending_;
+  // Recorded on a later turn of the loop either way, as a run's end always was.
+  auto record = [this, dispatch_id, outcome, finish, launch](
+                    std::shared_ptr<const CompletionFacts> facts, const std::string& error) {
+    --pending_;
+    if (!error.empty() || !facts) {
+      FailInternally(dispatch_id, error.empty() ? "gathering the run's facts failed" : error);
+    } else {
+      Record(dispatch_id, outcome, facts, launch);
+    }
+    finish();
+  };
+  if (outcome.stdout_bytes + outcome.stderr_bytes <= kInlineFactsBytes) {
+    std::optional<CompletionFacts> facts;
+    try {
+      facts = GatherFactsWithoutCommands(snap, outcome, probed_cost);
+    } catch (const std::exception&) {
+      // Gathered again on the helpers below, which report the error.
+    }
+    if (facts) {
+      auto shared = std::make_shared<const CompletionFacts>(std::move(*facts));
+      boost::asio::post(core_.io, [record, shared] { record(shared, ""); });
+      return;
+    }
+  }
   // Reading and parsing up to 8 MiB and running git must not hold the loop.
-  boost::asio::post(core_.helpers, [this, snap, outcome, probed_cost, dispatch_id, finish,
-                                    launch] {
+  boost::asio::post(core_.helpers, [this, snap, outcome, probed_cost, record] {
     // Shared, not copied: the facts hold up to 8 MiB of answer text, and every copy made on
     // the loop (the hop back, the retry closures) would hold it up.
     std::shared_ptr<const CompletionFacts> facts;
@@ -64,16 +92,8 @@ void RunCompletion::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o
     } catch (const std::exception& e) {
       error = e.what();
     }
-    boost::asio::post(core_.io, [this, dispatch_id, outcome, facts = std::move(facts), error,
-                                 finish, launch] {
-      --pending_;
-      if (!error.empty() || !facts) {
-        FailInternally(dispatch_id, error.empty() ? "gathering the run's facts failed" : error);
-      } else {
-        Record(dispatch_id, outcome, facts, launch);
-      }
-      finish();
-    });
+    boost::asio::post(core_.io,
+                      [record, facts = std::move(facts), error] { record(facts, error); });
   });
 }
 

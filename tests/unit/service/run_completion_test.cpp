@@ -1,7 +1,10 @@
 // Service-level tests of what follows a finished run — retries with backoff, the circuit
 // breaker, rate-limit cooldowns, gates holding an outcome — over the real store, with a fake
 // clock and a fake launcher: no processes, no sleeps.
+#include <boost/asio/post.hpp>
 #include <catch2/catch.hpp>
+#include <condition_variable>
+#include <mutex>
 
 #include "fixture_file.h"
 #include "service_harness.h"
@@ -220,6 +223,74 @@ TEST_CASE("cancelling a task stops its run — the run ends as cancelled", "[ser
   REQUIRE(h.RunUntil([&] { return h.Dispatches(t)[0].state == DispatchState::kCancelled; }));
   CHECK(h.Task(t).status == TaskState::kCancelled);
   CHECK(h.core->terminals.Get("a")->state == domain::TerminalState::kIdle);
+}
+
+// Occupies every thread of the helper pool until Open() (or destruction).
+class HelperBlock {
+ public:
+  HelperBlock(boost::asio::thread_pool& pool, int threads) {
+    for (int i = 0; i < threads; ++i) {
+      boost::asio::post(pool, [this] {
+        std::unique_lock<std::mutex> lock(mu_);
+        ++started_;
+        cv_.notify_all();
+        cv_.wait(lock, [&] { return open_; });
+      });
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return started_ == threads; });
+  }
+  ~HelperBlock() { Open(); }
+  void Open() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int started_ = 0;
+  bool open_ = false;
+};
+
+size_t GitCalls(ServiceHarness& h) {
+  size_t n = 0;
+  for (const auto& argv : h.commands.calls) n += !argv.empty() && argv[0] == "git";
+  return n;
+}
+
+TEST_CASE("a run that printed little is recorded without the helper pool; a writer's claims "
+          "still wait for it — git never runs on the loop",
+          "[service][completion]") {
+  ServiceHarness h;
+  h.AddProfile("p", "f");
+  h.AddTerminal("a", "p");
+  // A few KiB of output: read and parsed on the loop, recorded while every helper is busy.
+  int64_t small = h.AddTask("small");
+  REQUIRE(h.Dispatch(small, "a").ok());
+  REQUIRE(h.RunUntil([&] { return h.launcher.Running().size() == 1; }));
+  {
+    HelperBlock busy(h.core->helpers, 2);
+    h.launcher.Finish(h.launcher.Running().front(), std::string(8000, 'x') + "\ndone\n", 0);
+    REQUIRE(h.RunUntil([&] { return h.Task(small).status == TaskState::kCompleted; }));
+  }
+  // A writer that claims files: the claims are checked with git, on the helpers only.
+  int64_t writer = h.AddTask("write", [](domain::Task& t) { t.role = "writer"; });
+  REQUIRE(h.Dispatch(writer, "a").ok());
+  REQUIRE(h.RunUntil([&] { return h.launcher.Running().size() == 1; }));
+  const size_t git_before = GitCalls(h);
+  HelperBlock busy(h.core->helpers, 2);
+  h.launcher.Finish(h.launcher.Running().front(),
+                    "SUMMARY: PASS\nCHANGES\n- src/a.cpp: did x\nEVIDENCE\nran it\n", 0);
+  h.Settle();
+  CHECK(GitCalls(h) == git_before);
+  CHECK(h.Dispatches(writer)[0].state == DispatchState::kRunning);
+  busy.Open();
+  REQUIRE(h.RunUntil([&] { return h.Dispatches(writer)[0].state != DispatchState::kRunning; }));
+  CHECK(GitCalls(h) > git_before);
 }
 
 }  // namespace
