@@ -1,7 +1,10 @@
 #include "service/completion_facts.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include "common/utf8.h"
 #include "exec/capped_log.h"
@@ -23,6 +26,25 @@ std::string ReadTail(const std::string& path, size_t max) {
   ssize_t n = pread(fd, out.data(), out.size(), start);
   close(fd);
   out.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return out;
+}
+
+// On the loop: only a regular file of at most max bytes, opened without blocking (a FIFO) or
+// following a link; nullopt otherwise (the helpers read it then). No file: empty.
+std::optional<std::string> ReadSmallRegularFile(const std::string& path, size_t max) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+  if (fd < 0) return errno == ENOENT ? std::optional<std::string>("") : std::nullopt;
+  struct stat st {};
+  std::optional<std::string> out;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<size_t>(st.st_size) <= max) {
+    std::string text(static_cast<size_t>(st.st_size), '\0');
+    ssize_t n = pread(fd, text.data(), text.size(), 0);
+    if (n >= 0) {
+      text.resize(static_cast<size_t>(n));
+      out = std::move(text);
+    }
+  }
+  close(fd);
   return out;
 }
 
@@ -67,16 +89,26 @@ domain::Cost CostOf(const CompletionSnapshot& snap, const exec::ParsedOutput& pa
   return domain::ComputeCost(reported, usage, snap.profile ? snap.profile->price : domain::PriceTable{});
 }
 
-// commands null: nullopt where a command would run.
+// commands null (on the loop): nothing runs, nothing is stitched, stdout.log is read only when
+// it is a regular file of at most inline_max bytes; nullopt where more would be needed.
 std::optional<CompletionFacts> Gather(const CompletionSnapshot& snap,
                                       const exec::RunOutcome& outcome, double probed_cost,
-                                      exec::CommandRunner* commands) {
+                                      exec::CommandRunner* commands, size_t inline_max) {
   CompletionFacts f;
   const exec::Profile* p = snap.profile ? &*snap.profile : nullptr;
-  // A capped log's kept tail goes back behind its head before anyone reads it.
-  (void)exec::StitchCappedLog(snap.dispatch_dir + "/transcript.log", snap.log_cap_bytes);
-  (void)exec::StitchCappedLog(snap.dispatch_dir + "/stdout.log", snap.log_cap_bytes);
-  std::string stdout_text = ReadTail(snap.dispatch_dir + "/stdout.log", kMaxParsedStdout);
+  const std::string stdout_path = snap.dispatch_dir + "/stdout.log";
+  std::string stdout_text;
+  if (commands) {
+    // A capped log's kept tail goes back behind its head before anyone reads it.
+    (void)exec::StitchCappedLog(snap.dispatch_dir + "/transcript.log", snap.log_cap_bytes);
+    (void)exec::StitchCappedLog(stdout_path, snap.log_cap_bytes);
+    stdout_text = ReadTail(stdout_path, kMaxParsedStdout);
+  } else {
+    // A run that printed this little never reached a log's cap (whole MiB): nothing to stitch.
+    auto small = ReadSmallRegularFile(stdout_path, inline_max);
+    if (!small) return std::nullopt;
+    stdout_text = std::move(*small);
+  }
   f.parsed = exec::ParseCliOutput(p ? p->parser : "text", stdout_text, outcome.stderr_tail,
                                   outcome.exit_code);
   f.run = RunFactsOf(snap, outcome, stdout_text);
@@ -119,13 +151,13 @@ std::optional<CompletionFacts> Gather(const CompletionSnapshot& snap,
 
 CompletionFacts GatherFacts(const CompletionSnapshot& snap, const exec::RunOutcome& outcome,
                             double probed_cost, exec::CommandRunner& commands) {
-  return *Gather(snap, outcome, probed_cost, &commands);
+  return *Gather(snap, outcome, probed_cost, &commands, 0);
 }
 
 std::optional<CompletionFacts> GatherFactsWithoutCommands(const CompletionSnapshot& snap,
                                                           const exec::RunOutcome& outcome,
-                                                          double probed_cost) {
-  return Gather(snap, outcome, probed_cost, nullptr);
+                                                          double probed_cost, size_t max_read) {
+  return Gather(snap, outcome, probed_cost, nullptr, max_read);
 }
 
 }  // namespace conclave::service

@@ -3,8 +3,8 @@
 // persisted check of a writer's claims (git), the cost. Gathering reads up to 8 MiB and runs
 // git, so it runs on the helper pool: GatherFacts takes a snapshot made on the loop and touches
 // nothing the loop owns. A run that printed little (RunCompletion's kInlineFactsBytes) is read
-// and parsed on the loop with GatherFactsWithoutCommands, which runs nothing and gives up when
-// the facts need git.
+// and parsed on the loop with GatherFactsWithoutCommands, which runs and stitches nothing and
+// gives up when the facts need more: git, or a stdout.log that is big or not a regular file.
 // Thread-safety: both may run on any thread.
 #pragma once
 
@@ -65,10 +65,11 @@ struct CompletionFacts {
 
 CompletionFacts GatherFacts(const CompletionSnapshot& snap, const exec::RunOutcome& outcome,
                             double probed_cost, exec::CommandRunner& commands);
-// The same facts when gathering them runs no command; nullopt when it would (a writer's
-// claimed files are checked with git).
+// The same facts when gathering them runs no command and reads at most max_read bytes of a
+// regular stdout.log (never blocking on it); nullopt otherwise (a writer's claimed files are
+// checked with git).
 std::optional<CompletionFacts> GatherFactsWithoutCommands(const CompletionSnapshot& snap,
                                                           const exec::RunOutcome& outcome,
-                                                          double probed_cost);
+                                                          double probed_cost, size_t max_read);
 
 }  // namespace conclave::service

@@ -64,7 +64,8 @@ struct Core {
   events::EventBus bus;
   CommitBatcher batcher;
   exec::ProfileSet profiles;
-  boost::asio::thread_pool helpers{2};  // git, big reads, version probes: off the loop
+  static constexpr int kHelperThreads = 2;
+  boost::asio::thread_pool helpers{kHelperThreads};  // git, big reads, version probes: off the loop
   // notify_command runs here, one at a time: a slow one never holds a helper.
   boost::asio::thread_pool notifier{1};
   // Reads a run's CPU and I/O from /proc (on the helper pool); tests put a fake here.

@@ -14,8 +14,9 @@ using domain::FailureKind;
 using domain::TaskState;
 
 // A run that printed at most this much (stdout and stderr) has its facts read and parsed on
-// the loop — tens of microseconds — instead of a hop to the helper pool and back, which costs
-// more; unless they need git (a writer's claims), which never runs on the loop.
+// the loop instead of in a hop to the helper pool and back, which costs two thread wake-ups —
+// unless its facts need git (a writer's claimed files), which never runs on the loop: then the
+// helpers gather them again.
 constexpr int64_t kInlineFactsBytes = 16 << 10;
 
 std::string Dump(const nlohmann::json& j) {
@@ -70,8 +71,8 @@ void RunCompletion::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o
   if (outcome.stdout_bytes + outcome.stderr_bytes <= kInlineFactsBytes) {
     std::optional<CompletionFacts> facts;
     try {
-      facts = GatherFactsWithoutCommands(snap, outcome, probed_cost);
-    } catch (const std::exception&) {
+      facts = GatherFactsWithoutCommands(snap, outcome, probed_cost, kInlineFactsBytes);
+    } catch (...) {
       // Gathered again on the helpers below, which report the error.
     }
     if (facts) {

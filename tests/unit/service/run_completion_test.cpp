@@ -4,6 +4,8 @@
 #include <boost/asio/post.hpp>
 #include <catch2/catch.hpp>
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 
 #include "fixture_file.h"
@@ -225,35 +227,40 @@ TEST_CASE("cancelling a task stops its run — the run ends as cancelled", "[ser
   CHECK(h.core->terminals.Get("a")->state == domain::TerminalState::kIdle);
 }
 
-// Occupies every thread of the helper pool until Open() (or destruction).
+// Occupies every thread of the helper pool until Open() (or destruction). The state is shared
+// with the pool's tasks, which may still be waking when this object is gone.
 class HelperBlock {
  public:
-  HelperBlock(boost::asio::thread_pool& pool, int threads) {
+  explicit HelperBlock(boost::asio::thread_pool& pool) : state_(std::make_shared<State>()) {
+    const int threads = service::Core::kHelperThreads;
     for (int i = 0; i < threads; ++i) {
-      boost::asio::post(pool, [this] {
-        std::unique_lock<std::mutex> lock(mu_);
-        ++started_;
-        cv_.notify_all();
-        cv_.wait(lock, [&] { return open_; });
+      boost::asio::post(pool, [state = state_] {
+        std::unique_lock<std::mutex> lock(state->mu);
+        ++state->started;
+        state->cv.notify_all();
+        state->cv.wait(lock, [&] { return state->open; });
       });
     }
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return started_ == threads; });
+    std::unique_lock<std::mutex> lock(state_->mu);
+    state_->cv.wait(lock, [&] { return state_->started == threads; });
   }
   ~HelperBlock() { Open(); }
   void Open() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      open_ = true;
+      std::lock_guard<std::mutex> lock(state_->mu);
+      state_->open = true;
     }
-    cv_.notify_all();
+    state_->cv.notify_all();
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int started_ = 0;
-  bool open_ = false;
+  struct State {
+    std::mutex mu;
+    std::condition_variable cv;
+    int started = 0;
+    bool open = false;
+  };
+  std::shared_ptr<State> state_;
 };
 
 size_t GitCalls(ServiceHarness& h) {
@@ -262,34 +269,63 @@ size_t GitCalls(ServiceHarness& h) {
   return n;
 }
 
-TEST_CASE("a run that printed little is recorded without the helper pool; a writer's claims "
-          "still wait for it — git never runs on the loop",
+// Dispatches task on terminal "a" and returns its run once launched.
+testing::FakeLauncher::Started* Launch(ServiceHarness& h, int64_t task) {
+  REQUIRE(h.Dispatch(task, "a").ok());
+  REQUIRE(h.RunUntil([&] { return h.launcher.Running().size() == 1; }));
+  return h.launcher.Running().front();
+}
+
+TEST_CASE("a run that printed little is recorded without the helper pool, anything more "
+          "waits for it — git and big reads never run on the loop",
           "[service][completion]") {
   ServiceHarness h;
   h.AddProfile("p", "f");
   h.AddTerminal("a", "p");
+  auto running = [&](int64_t t) { return h.Dispatches(t)[0].state == DispatchState::kRunning; };
   // A few KiB of output: read and parsed on the loop, recorded while every helper is busy.
   int64_t small = h.AddTask("small");
-  REQUIRE(h.Dispatch(small, "a").ok());
-  REQUIRE(h.RunUntil([&] { return h.launcher.Running().size() == 1; }));
+  auto* run = Launch(h, small);
   {
-    HelperBlock busy(h.core->helpers, 2);
-    h.launcher.Finish(h.launcher.Running().front(), std::string(8000, 'x') + "\ndone\n", 0);
+    HelperBlock busy(h.core->helpers);
+    h.launcher.Finish(run, std::string(8000, 'x') + "\ndone\n", 0);
     REQUIRE(h.RunUntil([&] { return h.Task(small).status == TaskState::kCompleted; }));
+  }
+  // More than 16 KiB printed: read on the helpers only.
+  int64_t big = h.AddTask("big");
+  run = Launch(h, big);
+  {
+    HelperBlock busy(h.core->helpers);
+    h.launcher.Finish(run, std::string(20000, 'x') + "\n", 0);
+    h.Settle();
+    CHECK(running(big));
+    busy.Open();
+    REQUIRE(h.RunUntil([&] { return !running(big); }));
+  }
+  // Little printed, but the log on disk is big (a worker wrote into it): the helpers read it.
+  int64_t grown = h.AddTask("grown");
+  run = Launch(h, grown);
+  {
+    std::filesystem::create_directories(std::filesystem::path(run->plan.stdout_path).parent_path());
+    std::ofstream(run->plan.stdout_path) << std::string(100000, 'y') << "\n";
+    HelperBlock busy(h.core->helpers);
+    h.launcher.Finish(run, "", 0);
+    h.Settle();
+    CHECK(running(grown));
+    busy.Open();
+    REQUIRE(h.RunUntil([&] { return !running(grown); }));
   }
   // A writer that claims files: the claims are checked with git, on the helpers only.
   int64_t writer = h.AddTask("write", [](domain::Task& t) { t.role = "writer"; });
-  REQUIRE(h.Dispatch(writer, "a").ok());
-  REQUIRE(h.RunUntil([&] { return h.launcher.Running().size() == 1; }));
+  run = Launch(h, writer);
   const size_t git_before = GitCalls(h);
-  HelperBlock busy(h.core->helpers, 2);
-  h.launcher.Finish(h.launcher.Running().front(),
-                    "SUMMARY: PASS\nCHANGES\n- src/a.cpp: did x\nEVIDENCE\nran it\n", 0);
+  HelperBlock busy(h.core->helpers);
+  h.launcher.Finish(run, "SUMMARY: PASS\nCHANGES\n- src/a.cpp: did x\nEVIDENCE\nran it\n", 0);
   h.Settle();
   CHECK(GitCalls(h) == git_before);
-  CHECK(h.Dispatches(writer)[0].state == DispatchState::kRunning);
+  CHECK(running(writer));
   busy.Open();
-  REQUIRE(h.RunUntil([&] { return h.Dispatches(writer)[0].state != DispatchState::kRunning; }));
+  REQUIRE(h.RunUntil([&] { return !running(writer); }));
   CHECK(GitCalls(h) > git_before);
 }
 
