@@ -1,5 +1,6 @@
 // Heap: which allocator serves this process's malloc and operator new.
-// conclaved links mimalloc (CMake option CONCLAVE_MIMALLOC, on unless sanitizers are on):
+// conclaved links mimalloc (CMake option CONCLAVE_MIMALLOC, on by default; configuring fails
+// without libmimalloc-dev; sanitizer builds keep libc's malloc):
 // glibc's malloc spent ~125 instructions on a typical allocation of the dispatch path — most
 // of SQLite's are bigger than its per-thread cache takes — and the path makes ~1,600 of them
 // per dispatch (SQLite in Debian is built without its lookaside, so every value a statement
