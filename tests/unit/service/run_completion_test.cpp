@@ -315,6 +315,22 @@ TEST_CASE("a run that printed little is recorded without the helper pool, anythi
     busy.Open();
     REQUIRE(h.RunUntil([&] { return !running(grown); }));
   }
+  // Little printed, and stdout.log swapped for a link (to a small file, so only the link
+  // gives it away): the loop does not follow it.
+  int64_t linked = h.AddTask("linked");
+  run = Launch(h, linked);
+  {
+    const std::filesystem::path log = run->plan.stdout_path;
+    std::filesystem::create_directories(log.parent_path());
+    std::ofstream(log.parent_path() / "elsewhere.txt") << "planted\n";
+    std::filesystem::create_symlink(log.parent_path() / "elsewhere.txt", log);
+    HelperBlock busy(h.core->helpers);
+    h.launcher.Finish(run, "", 0);
+    h.Settle();
+    CHECK(running(linked));
+    busy.Open();
+    REQUIRE(h.RunUntil([&] { return !running(linked); }));
+  }
   // A writer that claims files: the claims are checked with git, on the helpers only.
   int64_t writer = h.AddTask("write", [](domain::Task& t) { t.role = "writer"; });
   run = Launch(h, writer);
