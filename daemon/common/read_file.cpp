@@ -1,8 +1,10 @@
 #include "common/read_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace conclave {
@@ -20,6 +22,36 @@ bool ReadFileInto(const char* path, std::string* out, size_t max_bytes, int extr
     got += static_cast<size_t>(n);
   }
   close(fd);
+  return true;
+}
+
+bool ReadRegularFile(const char* path, std::string* out, size_t max_bytes, int extra_flags) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | extra_flags);
+  if (fd < 0) return false;
+  struct stat st {};
+  bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (regular) {
+    char buf[65536];
+    for (size_t got = 0; got < max_bytes;) {
+      ssize_t n = read(fd, buf, std::min(sizeof buf, max_bytes - got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) regular = false;
+      if (n <= 0) break;
+      out->append(buf, static_cast<size_t>(n));
+      got += static_cast<size_t>(n);
+    }
+  }
+  close(fd);
+  return regular;
+}
+
+bool ReadFirstLine(const char* path, std::string* line, size_t max_bytes) {
+  std::string text;
+  if (!ReadRegularFile(path, &text, max_bytes)) return false;
+  size_t end = text.find('\n');
+  if (end != std::string::npos) text.resize(end);
+  while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.pop_back();
+  *line = std::move(text);
   return true;
 }
 

@@ -1,5 +1,7 @@
 // ReadFileInto: the whole of a small file (a /proc entry, the spawn journal) with open/read,
-// no stream objects. Thread-safe.
+// no stream objects. ReadRegularFile / ReadFirstLine: a file someone else may have planted (a
+// worker's repository, its dispatch directory) — read only when it is a regular file, never
+// waiting on a FIFO or reading a device without end. Thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -12,5 +14,14 @@ namespace conclave {
 // false when it cannot be opened. extra_flags are OR-ed into open's flags (O_NOFOLLOW).
 bool ReadFileInto(const char* path, std::string* out, size_t max_bytes = SIZE_MAX,
                   int extra_flags = 0);
+
+// Up to max_bytes of path, opened without blocking (O_NONBLOCK; extra_flags OR-ed in, e.g.
+// O_NOFOLLOW) and read only when what was opened is a regular file. False otherwise: missing,
+// unreadable, a FIFO, a socket, a device, a directory.
+bool ReadRegularFile(const char* path, std::string* out, size_t max_bytes, int extra_flags = 0);
+
+// The first line of a regular file (read as ReadRegularFile, at most max_bytes), without its
+// line end or trailing blanks; false when ReadRegularFile is.
+bool ReadFirstLine(const char* path, std::string* line, size_t max_bytes = 4096);
 
 }  // namespace conclave

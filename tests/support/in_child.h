@@ -1,0 +1,35 @@
+// InChild: runs fn in a forked child and says whether it returned. A call that would block
+// forever (a FIFO opened for reading) or read without end (a device) is a failed check, not a
+// hung test binary: the child has a watchdog alarm (a failure bound only; a passing call
+// returns long before it) and a 1 GiB address-space limit.
+#pragma once
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <functional>
+
+namespace conclave::testing {
+
+// True when fn returned true in the child and the child exited normally.
+inline bool InChild(const std::function<bool()>& fn, unsigned watchdog_s = 60) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm(watchdog_s);
+    struct rlimit as {1ul << 30, 1ul << 30};
+    setrlimit(RLIMIT_AS, &as);
+    bool ok = false;
+    try {
+      ok = fn();
+    } catch (...) {
+    }
+    _exit(ok ? 0 : 1);
+  }
+  int st = 0;
+  if (pid < 0 || waitpid(pid, &st, 0) != pid) return false;
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+}  // namespace conclave::testing
