@@ -1,20 +1,26 @@
 #include "exec/git_head.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <filesystem>
-#include <fstream>
 #include <string_view>
 #include <system_error>
+
+#include "common/read_file.h"
 
 namespace conclave::exec {
 namespace fs = std::filesystem;
 namespace {
 
-// The first line of a small file, without its line end; nullopt when unreadable.
+// The first line of a small regular file, without its line end; nullopt when unreadable or not
+// a regular file. A worker writes its repository: a ref it made a FIFO or a link to a device
+// must not stall whoever reads it (the loop, at a dispatch's start).
 std::optional<std::string> FirstLine(const fs::path& p) {
-  std::ifstream in(p);
   std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  if (!ReadFirstLine(p.c_str(), &line)) return std::nullopt;
   return line;
 }
 
@@ -33,17 +39,42 @@ fs::path Resolve(const fs::path& base, const std::string& named) {
 }
 
 std::optional<std::string> PackedRef(const fs::path& common, const std::string& ref) {
-  std::ifstream in(common / "packed-refs");
-  std::string line;
-  while (in && std::getline(in, line)) {
-    if (line.empty() || line[0] == '#' || line[0] == '^') continue;
-    size_t sp = line.find(' ');
-    if (sp == std::string::npos) continue;
-    std::string_view name = std::string_view(line).substr(sp + 1);
-    while (!name.empty() && name.back() == '\r') name.remove_suffix(1);
-    if (name == ref && IsHash(std::string_view(line).substr(0, sp))) return line.substr(0, sp);
+  int fd = open((common / "packed-refs").c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  std::optional<std::string> found;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    // Line by line until the ref is found: a big repository's packed-refs is read only as far
+    // as needed.
+    std::string pending;
+    char buf[65536];
+    bool eof = false;
+    while (!found && !eof) {
+      ssize_t n = read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        eof = true;
+        if (pending.empty()) break;
+        pending += '\n';  // the last line, unterminated
+      } else {
+        pending.append(buf, static_cast<size_t>(n));
+      }
+      size_t start = 0;
+      for (size_t nl; !found && (nl = pending.find('\n', start)) != std::string::npos;
+           start = nl + 1) {
+        std::string_view line(pending.data() + start, nl - start);
+        if (line.empty() || line[0] == '#' || line[0] == '^') continue;
+        size_t sp = line.find(' ');
+        if (sp == std::string_view::npos) continue;
+        std::string_view name = line.substr(sp + 1);
+        while (!name.empty() && name.back() == '\r') name.remove_suffix(1);
+        if (name == ref && IsHash(line.substr(0, sp))) found = std::string(line.substr(0, sp));
+      }
+      pending.erase(0, start);
+    }
   }
-  return std::nullopt;
+  close(fd);
+  return found;
 }
 
 }  // namespace

@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 
+#include "common/read_file.h"
 #include "exec/git_head.h"
 
 namespace conclave::exec {
@@ -44,12 +45,10 @@ bool MayHide(const std::string& dir, const SandboxPaths& p) {
   return !dir.empty() && dir != "/" && !IsUnder(p.home, dir);
 }
 
-std::string ReadFirstLine(const fs::path& file) {
-  std::ifstream in(file);
+// "" when unreadable or not a regular file (a worker's FIFO or device never stalls the launch).
+std::string FirstLineOf(const fs::path& file) {
   std::string line;
-  std::getline(in, line);
-  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-  return line;
+  return ReadFirstLine(file.c_str(), &line) ? line : std::string();
 }
 
 std::string Canonical(const std::string& path) {
@@ -90,7 +89,9 @@ std::string Lower(std::string s) {
 // the last value, as git takes it, in the form git writes (a path in quotes when it holds a
 // '#' or ';'). Anything this does not read ends in a refusal, never in a wrong yes.
 std::string CoreWorktree(const std::string& git_dir) {
-  std::ifstream in(fs::path(git_dir) / "config");
+  std::string text;  // a config past 1 MiB is not one git wrote for a submodule
+  if (!ReadRegularFile((fs::path(git_dir) / "config").c_str(), &text, 1 << 20)) return "";
+  std::istringstream in(text);
   std::string line, section, found;
   while (std::getline(in, line)) {
     size_t b = line.find_first_not_of(" \t");
@@ -134,7 +135,7 @@ std::string UntrustedGitDirs(const SandboxPaths& p) {
   }
   if (g.git_dir.empty() || g.dot_git == g.git_dir) return "";  // none, or a .git directory
   auto own = [&](const std::string& dir) { return IsUnder(dir, p.cwd); };
-  bool linked = NamedIn(g.git_dir, ReadFirstLine(fs::path(g.git_dir) / "gitdir")) == g.dot_git;
+  bool linked = NamedIn(g.git_dir, FirstLineOf(fs::path(g.git_dir) / "gitdir")) == g.dot_git;
   bool submodule = NamedIn(g.git_dir, CoreWorktree(g.git_dir)) == g.top;
   if (!own(g.git_dir) && !linked && !submodule) {
     return g.dot_git + " names " + g.git_dir +
@@ -174,7 +175,7 @@ GitDirs FindGitDirs(const std::string& cwd) {
       return g;
     } else if (fs::is_regular_file(dotgit, ec)) {
       g.dot_git = Canonical(dotgit.string());
-      std::string line = ReadFirstLine(dotgit);
+      std::string line = FirstLineOf(dotgit);
       std::string target = line.rfind("gitdir:", 0) == 0 ? line.substr(7) : "";
       target.erase(0, target.find_first_not_of(' '));
       fs::path t(target);
@@ -188,7 +189,7 @@ GitDirs FindGitDirs(const std::string& cwd) {
       g.top = dir.string();
     }
     if (!g.git_dir.empty()) {
-      std::string common = ReadFirstLine(fs::path(g.git_dir) / "commondir");
+      std::string common = FirstLineOf(fs::path(g.git_dir) / "commondir");
       if (common.empty()) {
         g.common_dir = g.git_dir;
       } else {

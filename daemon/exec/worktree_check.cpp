@@ -2,12 +2,11 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <set>
 #include <system_error>
 
 #include "common/hash.h"
+#include "common/read_file.h"
 
 namespace conclave::exec {
 namespace fs = std::filesystem;
@@ -64,8 +63,10 @@ DirtyFile ReadState(const fs::path& p) {
   f.exists = true;
   f.mtime_ms = MtimeMs(p);
   if (fs::file_size(p, ec) > kMaxHashedBytes || ec) return f;
-  std::ifstream in(p, std::ios::binary);
-  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Read as a regular file only: swapped for a FIFO since the check above, it would stall this
+  // helper thread.
+  std::string content;
+  if (!ReadRegularFile(p.c_str(), &content, kMaxHashedBytes)) return f;
   // Written while it was read: the content may not be what the mtime says. Not hashed.
   if (MtimeMs(p) != f.mtime_ms) return f;
   f.sha256 = Sha256Hex(content);

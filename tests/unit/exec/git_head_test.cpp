@@ -1,6 +1,9 @@
 // GitHead (HEAD read from the repository's files, no git process) and the written ≠ persisted
 // check against a dispatch's starting point, on real repositories made with git in a temporary
 // directory: a loose ref, a packed ref, a detached HEAD, a linked worktree's `.git` file.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <memory>
 #include <cstdlib>
@@ -11,6 +14,7 @@
 #include "exec/command_runner.h"
 #include "exec/git_head.h"
 #include "exec/worktree_check.h"
+#include "in_child.h"
 
 namespace conclave::exec {
 namespace {
@@ -72,6 +76,49 @@ TEST_CASE("HEAD is read from the repository's files: loose, packed, detached, wo
   CHECK(r.Git("-C sub/deeper rev-parse HEAD") == head);
   CHECK_FALSE(IsGitDirectory(r.dir + "/sub/deeper/.git"));
   CHECK(IsGitDirectory(r.dir + "/.git"));
+}
+
+// ReadGitHead runs on the loop when a dispatch starts, in a repository its worker writes.
+TEST_CASE("a ref, commondir or packed-refs a worker made a FIFO or a device link is not read: "
+          "the read never waits or runs on",
+          "[exec][claims]") {
+  Repo r;
+  const std::string head = r.Git("rev-parse HEAD");
+  const std::string ref = r.dir + "/.git/refs/heads/main";
+  // What the read gives, computed in a child: a blocked or endless read fails the check.
+  auto reads = [&](const std::string& want) {
+    return testing::InChild([&] {
+      auto g = ReadGitHead(r.dir);
+      return g.in_repo && g.commit == want;
+    });
+  };
+  REQUIRE(reads(head));
+  fs::remove(ref);
+  REQUIRE(mkfifo(ref.c_str(), 0600) == 0);
+  CHECK(reads(""));
+  fs::remove(ref);
+  fs::create_symlink("/dev/zero", ref);
+  CHECK(reads(""));
+  fs::remove(ref);
+  std::ofstream(ref) << head << "\n";
+  REQUIRE(mkfifo((r.dir + "/.git/commondir").c_str(), 0600) == 0);
+  CHECK(reads(head));  // an unreadable commondir leaves the git dir its own common dir
+  fs::remove(r.dir + "/.git/commondir");
+  fs::remove(ref);
+  REQUIRE(mkfifo((r.dir + "/.git/packed-refs").c_str(), 0600) == 0);
+  CHECK(reads(""));
+  fs::remove(r.dir + "/.git/packed-refs");
+  // packed-refs is scanned line by line: a ref past the first read's 64 KiB, on a last line
+  // without its line end, is found.
+  {
+    std::ofstream packed(r.dir + "/.git/packed-refs");
+    packed << "# pack-refs with: peeled fully-peeled sorted \n";
+    for (int i = 0; i < 3000; ++i) {
+      packed << std::string(40, 'a') << " refs/heads/other-" << i << "\n";
+    }
+    packed << head << " refs/heads/main";
+  }
+  CHECK(ReadGitHead(r.dir).commit == head);
 }
 
 TEST_CASE("claims hold against the starting point: commits since, subfolder cwd, odd names",
