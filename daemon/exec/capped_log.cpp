@@ -1,6 +1,7 @@
 #include "exec/capped_log.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,6 +9,8 @@
 #include <filesystem>
 #include <map>
 #include <system_error>
+
+#include <spdlog/spdlog.h>
 
 namespace conclave::exec {
 namespace {
@@ -23,9 +26,33 @@ void WriteAll(int fd, std::string_view data) {
   }
 }
 
+// Never follows a link, never waits on a FIFO: only a regular file is opened (-1 otherwise).
 int OpenAppend(const std::string& path, bool truncate) {
-  return open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (truncate ? O_TRUNC : O_APPEND),
-              0600);
+  int fd = open(path.c_str(),
+                O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
+                    (truncate ? O_TRUNC : O_APPEND),
+                0600);
+  struct stat st {};
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    close(fd);
+    errno = EINVAL;  // not a regular file
+    return -1;
+  }
+  return fd;
+}
+
+// A tail segment to read back: a regular file, not a link (a sandboxed worker can create files
+// in its dispatch directory, and a link there would fold a file hidden from it into its own
+// output) nor a FIFO (which would block the reader forever). -1 otherwise.
+int OpenSegment(const std::string& path, int64_t* size) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  struct stat st {};
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    close(fd);
+    return -1;
+  }
+  if (fd >= 0) *size = static_cast<int64_t>(st.st_size);
+  return fd;
 }
 
 }  // namespace
@@ -107,20 +134,34 @@ Status StitchCappedLog(const std::string& path, int64_t cap_bytes) {
   const int64_t segment_limit = cap_bytes / 4;
   // Segments before the first kept one were full when they were dropped.
   const int64_t cut = segments.begin()->first * segment_limit;
-  int fd = OpenAppend(path, false);
-  if (fd < 0) return Internal("open " + path + ": " + std::strerror(errno));
-  int64_t head = lseek(fd, 0, SEEK_END);
+  // Only what the log wrote is read back; anything else under a segment's name is removed.
+  std::map<int64_t, int> open_segments;
   int64_t kept = 0;
-  for (const auto& [n, seg] : segments) kept += static_cast<int64_t>(fs::file_size(seg, ec));
+  for (const auto& [n, seg] : segments) {
+    int64_t size = 0;
+    int in = OpenSegment(seg.string(), &size);
+    if (in < 0) {
+      spdlog::warn("{} is not a tail segment the log wrote (a link, a FIFO or unreadable): "
+                   "removed unread",
+                   seg.string());
+      continue;
+    }
+    open_segments[n] = in;
+    kept += size;
+  }
+  int fd = OpenAppend(path, false);
+  if (fd < 0) {
+    for (const auto& [n, in] : open_segments) close(in);
+    return Internal("open " + path + ": " + std::strerror(errno));
+  }
+  int64_t head = lseek(fd, 0, SEEK_END);
   if (cut > 0) {
     WriteAll(fd, "\n[conclave: " + std::to_string(cut) +
                      " bytes of output cut here; the log keeps its first " + std::to_string(head) +
                      " and last " + std::to_string(kept) + " bytes (cap " +
                      std::to_string(cap_bytes) + ")]\n");
   }
-  for (const auto& [n, seg] : segments) {
-    int in = open(seg.c_str(), O_RDONLY | O_CLOEXEC);
-    if (in < 0) continue;
+  for (const auto& [n, in] : open_segments) {
     char buf[65536];
     for (ssize_t r; (r = read(in, buf, sizeof buf)) > 0;) WriteAll(fd, std::string_view(buf, r));
     close(in);

@@ -17,10 +17,17 @@ namespace {
 constexpr size_t kMaxParsedStdout = 8 << 20;  // parse at most the last 8 MiB of stdout
 constexpr size_t kMaxResultText = 64 << 10;   // stored result text is bounded
 
+// The last max bytes of a regular file: a FIFO, a device or a link where the log should be
+// reads as nothing (a helper thread never waits on what a worker planted).
 std::string ReadTail(const std::string& path, size_t max) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (fd < 0) return "";
-  off_t size = lseek(fd, 0, SEEK_END);
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return "";
+  }
+  off_t size = st.st_size;
   off_t start = size > static_cast<off_t>(max) ? size - static_cast<off_t>(max) : 0;
   std::string out(static_cast<size_t>(size - start), '\0');
   ssize_t n = pread(fd, out.data(), out.size(), start);

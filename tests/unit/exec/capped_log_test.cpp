@@ -1,6 +1,8 @@
 // Unit tests: exec/capped_log — a dispatch log's size on disk is bounded (head + tail), and
 // stitching puts the kept tail back behind the head with a marker naming what was cut.
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -9,6 +11,7 @@
 #include <sstream>
 
 #include "exec/capped_log.h"
+#include "in_child.h"
 
 namespace conclave::exec {
 namespace {
@@ -126,6 +129,47 @@ TEST_CASE("capped log: cap 0 keeps everything", "[exec][capped_log]") {
   log.Close();
   REQUIRE(StitchCappedLog(path, 0).ok());
   CHECK(Slurp(path) == text);
+}
+
+}  // namespace
+}  // namespace conclave::exec
+
+namespace conclave::exec {
+namespace {
+
+// A sandboxed worker can create files in its dispatch directory, though not the logs
+// themselves: a link named like a tail segment would fold a file hidden from it into its own
+// output, a FIFO would stall the helper thread (or recovery) that stitches.
+TEST_CASE("capped log: a planted link or FIFO named like a tail segment is removed, never read",
+          "[exec][capped_log]") {
+  Scratch dir;
+  const std::string path = dir.path() + "/stdout.log";
+  const std::string secret = dir.path() + "/hidden-secret";
+  std::ofstream(secret) << "SECRET-MARKER\n";
+  std::ofstream(path) << "head\n";
+  fs::create_symlink(secret, TailSegmentPath(path, 1));
+  std::ofstream(TailSegmentPath(path, 2)) << "kept tail\n";
+  CHECK(testing::InChild([&] { return StitchCappedLog(path, 16384).ok(); }));
+  std::string stored = Slurp(path);
+  CHECK(stored.find("SECRET-MARKER") == std::string::npos);
+  CHECK(stored.rfind("head\n", 0) == 0);
+  CHECK(stored.find("kept tail\n") != std::string::npos);
+  CHECK(Segments(dir.path()) == 0);
+  CHECK(Slurp(secret) == "SECRET-MARKER\n");  // the link went, not what it named
+  REQUIRE(mkfifo(TailSegmentPath(path, 3).c_str(), 0600) == 0);
+  std::ofstream(TailSegmentPath(path, 4)) << "later tail\n";
+  CHECK(testing::InChild([&] { return StitchCappedLog(path, 16384).ok(); }));
+  CHECK(Slurp(path).find("later tail\n") != std::string::npos);
+  CHECK(Segments(dir.path()) == 0);
+  // The log itself a FIFO or a link: the stitch fails, without waiting or writing through it.
+  fs::remove(path);
+  REQUIRE(mkfifo(path.c_str(), 0600) == 0);
+  std::ofstream(TailSegmentPath(path, 1)) << "tail\n";
+  CHECK(testing::InChild([&] { return !StitchCappedLog(path, 16384).ok(); }));
+  fs::remove(path);
+  fs::create_symlink(secret, path);
+  CHECK(testing::InChild([&] { return !StitchCappedLog(path, 16384).ok(); }));
+  CHECK(Slurp(secret) == "SECRET-MARKER\n");
 }
 
 }  // namespace
