@@ -204,6 +204,63 @@ TEST_CASE("a sandboxed worker cannot see the daemon's state or config, writes on
   CHECK(hello);
 }
 
+// A sandboxed worker writes its dispatch directory (not the logs the daemon reads back) and
+// its repository: files it plants there are read by the daemon's helper threads, by its loop
+// at the next dispatch's start, and by recovery.
+TEST_CASE("what a sandboxed worker plants in its dispatch directory or repository neither leaks "
+          "a hidden file into its result nor stalls the daemon",
+          "[.][sandbox]") {
+  SkipUnlessBwrapRuns();
+  DaemonFixture d;
+  auto p = d.FakeProfile("boxed", "fakefam");
+  p["sandbox"] = "bwrap";
+  d.WriteProfile("boxed", p);
+  d.Start();
+  std::string work = d.dir() + "/work", repo = d.dir() + "/repo";
+  std::filesystem::create_directories(work);
+  std::filesystem::create_directories(repo);
+  Git(repo, "init -q -b main . && echo hi > a.txt && git add a.txt && git -c user.email=t@x -c "
+            "user.name=t commit -qm init");
+  d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", "w1", "--cwd", work});
+  d.CliJson({"terminal", "create", "--profile", "boxed", "--handle", "w2", "--cwd", repo});
+  // In the state directory, which the sandbox hides.
+  std::string secret = d.state_dir() + "/hidden-probe.txt";
+  std::ofstream(secret) << "HIDDEN-STATE-MARKER\n";
+  auto run = [&](const std::string& to, const std::string& brief) {
+    std::string t =
+        d.CliJson({"task", "create", "--brief", "-"}, brief)["task"]["id"].get<std::string>();
+    d.CliJson({"dispatch", "--task", t, "--to", to});
+    auto waited = d.CliJson({"wait", "--task", t, "--types", "worker_done", "--from",
+                             "conclaved", "--after", "0", "--timeout-ms", "60000"});
+    REQUIRE(waited["messages"].size() == 1);
+    return json::parse(waited["messages"][0]["payload_json"].get<std::string>())["result"]["text"]
+        .get<std::string>();
+  };
+  const std::string dir = d.state_dir() + "/dispatches/$CONCLAVE_DISPATCH_ID";
+  // Over 16 KiB of output: the result is gathered on the helpers, which stitch tail segments.
+  std::string out = run("w1", "FAKE: sh ln -s " + secret + " " + dir + "/stdout.log.tail.1\n" +
+                                  "FAKE: spew 20000\nFAKE: print after-spew\n");
+  INFO(out);
+  CHECK(Line(out, "SH[ln -s").find("] exit=0") != std::string::npos);  // it was planted
+  CHECK(out.find("HIDDEN-STATE-MARKER") == std::string::npos);
+  CHECK(conclave::testing::FilesContaining(d.state_dir() + "/dispatches", "HIDDEN-STATE-MARKER")
+            .empty());
+  // A FIFO where a segment or stdout.log's tail would be: the helper that stitches and reads
+  // does not wait on it — this run's result arrives, and so does the next big one's.
+  out = run("w1", "FAKE: sh mkfifo " + dir + "/transcript.log.tail.1 " + dir +
+                      "/stdout.log.tail.1\nFAKE: spew 20000\nFAKE: print after-fifo\n");
+  CHECK(Line(out, "SH[mkfifo").find("] exit=0") != std::string::npos);
+  CHECK(out.find("after-fifo") != std::string::npos);
+  CHECK(run("w1", "FAKE: spew 20000\nFAKE: print helpers-free\n").find("helpers-free") !=
+        std::string::npos);
+  // The branch ref a FIFO: the next dispatch's start reads HEAD on the loop, and the loop
+  // goes on.
+  out = run("w2", "FAKE: sh rm .git/refs/heads/main && mkfifo .git/refs/heads/main\n");
+  CHECK(Line(out, "SH[rm .git").find("] exit=0") != std::string::npos);
+  CHECK(run("w2", "FAKE: print started-on-fifo-ref\n").find("started-on-fifo-ref") !=
+        std::string::npos);
+}
+
 TEST_CASE("cancelling a sandboxed worker ends everything inside its namespace", "[.][sandbox]") {
   SkipUnlessBwrapRuns();
   DaemonFixture d;
