@@ -44,6 +44,13 @@ must_exist() { [[ -e $root$1 ]] || fail "missing $1"; }
 for b in conclaved conclave; do
   [[ -x $root$bindir/$b ]] || fail "$bindir/$b is not an executable in the package"
 done
+# Every library the daemon needs is a dependency: a heap linked in (mimalloc) but missing from
+# Depends would install cleanly and fail at the first start.
+needed=$(readelf -d "$root$bindir/conclaved" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+[[ -n $needed ]] || fail "readelf lists no libraries for conclaved"
+if grep -q '^libmimalloc' <<<"$needed"; then
+  [[ $depends == *libmimalloc* ]] || fail "conclaved links mimalloc, Depends lacks it: $depends"
+fi
 for f in "$src"/profiles/*.json "$src"/profiles/templates/*; do
   must_exist "$datadir/conclave/profiles/${f#"$src"/profiles/}"
 done
