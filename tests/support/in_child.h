@@ -1,7 +1,8 @@
 // InChild: runs fn in a forked child and says whether it returned. A call that would block
 // forever (a FIFO opened for reading) or read without end (a device) is a failed check, not a
 // hung test binary: the child has a watchdog alarm (a failure bound only; a passing call
-// returns long before it) and a 1 GiB address-space limit.
+// returns long before it) and a 1 GiB address-space limit (not under AddressSanitizer, whose
+// shadow memory needs far more address space).
 #pragma once
 
 #include <signal.h>
@@ -11,6 +12,14 @@
 
 #include <functional>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define CONCLAVE_IN_CHILD_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CONCLAVE_IN_CHILD_ASAN 1
+#endif
+#endif
+
 namespace conclave::testing {
 
 // True when fn returned true in the child and the child exited normally.
@@ -18,8 +27,10 @@ inline bool InChild(const std::function<bool()>& fn, unsigned watchdog_s = 60) {
   pid_t pid = fork();
   if (pid == 0) {
     alarm(watchdog_s);
+#ifndef CONCLAVE_IN_CHILD_ASAN
     struct rlimit as {1ul << 30, 1ul << 30};
     setrlimit(RLIMIT_AS, &as);
+#endif
     bool ok = false;
     try {
       ok = fn();
