@@ -15,13 +15,15 @@ namespace conclave {
 bool ReadFileInto(const char* path, std::string* out, size_t max_bytes = SIZE_MAX,
                   int extra_flags = 0);
 
-// Up to max_bytes of path, opened without blocking (O_NONBLOCK; extra_flags OR-ed in, e.g.
-// O_NOFOLLOW) and read only when what was opened is a regular file. False otherwise: missing,
-// unreadable, a FIFO, a socket, a device, a directory.
+// Up to max_bytes of path, opened without blocking or taking a terminal (O_NONBLOCK, O_NOCTTY;
+// extra_flags OR-ed in, e.g. O_NOFOLLOW) and read only when what was opened is a regular file.
+// False otherwise — missing, unreadable, a FIFO, a socket, a device, a directory — and then
+// nothing is appended.
 bool ReadRegularFile(const char* path, std::string* out, size_t max_bytes, int extra_flags = 0);
 
-// The first line of a regular file (read as ReadRegularFile, at most max_bytes), without its
-// line end or trailing blanks; false when ReadRegularFile is.
-bool ReadFirstLine(const char* path, std::string* line, size_t max_bytes = 4096);
+// The first line of a regular file (read as ReadRegularFile), without its line end or trailing
+// blanks; false when ReadRegularFile is, or when the first line is longer than max_bytes.
+bool ReadFirstLine(const char* path, std::string* line, size_t max_bytes = 4096,
+                   int extra_flags = 0);
 
 }  // namespace conclave

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <functional>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -23,9 +24,15 @@
 namespace conclave::testing {
 
 // True when fn returned true in the child and the child exited normally.
-inline bool InChild(const std::function<bool()>& fn, unsigned watchdog_s = 60) {
+inline bool InChild(const std::function<bool()>& fn, unsigned watchdog_s = 20) {
   pid_t pid = fork();
   if (pid == 0) {
+    // The watchdog's signal ends the child whatever the parent had set up for it.
+    signal(SIGALRM, SIG_DFL);
+    sigset_t alrm;
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    sigprocmask(SIG_UNBLOCK, &alrm, nullptr);
     alarm(watchdog_s);
 #ifndef CONCLAVE_IN_CHILD_ASAN
     struct rlimit as {1ul << 30, 1ul << 30};
@@ -39,7 +46,11 @@ inline bool InChild(const std::function<bool()>& fn, unsigned watchdog_s = 60) {
     _exit(ok ? 0 : 1);
   }
   int st = 0;
-  if (pid < 0 || waitpid(pid, &st, 0) != pid) return false;
+  if (pid < 0) return false;
+  pid_t r;
+  while ((r = waitpid(pid, &st, 0)) < 0 && errno == EINTR) {
+  }
+  if (r != pid) return false;
   return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
