@@ -15,12 +15,13 @@ namespace conclave::exec {
 namespace fs = std::filesystem;
 namespace {
 
-// The first line of a small regular file, without its line end; nullopt when unreadable or not
-// a regular file. A worker writes its repository: a ref it made a FIFO or a link to a device
-// must not stall whoever reads it (the loop, at a dispatch's start).
+// The first line of a small regular file, without its line end; nullopt when unreadable, not a
+// regular file or a link. A worker writes its repository: a ref it made a FIFO or a link to a
+// device must not stall whoever reads it (the loop, at a dispatch's start), nor a link make
+// the daemon read a file hidden from the worker.
 std::optional<std::string> FirstLine(const fs::path& p) {
   std::string line;
-  if (!ReadFirstLine(p.c_str(), &line)) return std::nullopt;
+  if (!ReadFirstLine(p.c_str(), &line, 4096, O_NOFOLLOW)) return std::nullopt;
   return line;
 }
 
@@ -38,39 +39,57 @@ fs::path Resolve(const fs::path& base, const std::string& named) {
   return (p.is_absolute() ? p : base / p).lexically_normal();
 }
 
+// Bigger than any packed-refs git writes for a repository a worker runs in: refused unread.
+constexpr off_t kMaxPackedRefsBytes = 64 << 20;
+constexpr size_t kMaxRefLine = 4096;
+
 std::optional<std::string> PackedRef(const fs::path& common, const std::string& ref) {
-  int fd = open((common / "packed-refs").c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  int fd = open((common / "packed-refs").c_str(),
+                O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
   if (fd < 0) return std::nullopt;
   struct stat st {};
   std::optional<std::string> found;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= kMaxPackedRefsBytes) {
     // Line by line until the ref is found: a big repository's packed-refs is read only as far
-    // as needed.
-    std::string pending;
+    // as needed. Each byte is looked at once; a line longer than any ref line is skipped.
+    std::string line;
+    bool skipping = false;
     char buf[65536];
-    bool eof = false;
-    while (!found && !eof) {
+    auto take = [&](std::string_view l) {
+      if (l.empty() || l[0] == '#' || l[0] == '^') return;
+      size_t sp = l.find(' ');
+      if (sp == std::string_view::npos) return;
+      std::string_view name = l.substr(sp + 1);
+      while (!name.empty() && name.back() == '\r') name.remove_suffix(1);
+      if (name == ref && IsHash(l.substr(0, sp))) found = std::string(l.substr(0, sp));
+    };
+    for (off_t total = 0; !found && total <= kMaxPackedRefsBytes;) {
       ssize_t n = read(fd, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        eof = true;
-        if (pending.empty()) break;
-        pending += '\n';  // the last line, unterminated
-      } else {
-        pending.append(buf, static_cast<size_t>(n));
+      if (n < 0) {  // a read error: no partial line counts
+        close(fd);
+        return std::nullopt;
       }
-      size_t start = 0;
-      for (size_t nl; !found && (nl = pending.find('\n', start)) != std::string::npos;
-           start = nl + 1) {
-        std::string_view line(pending.data() + start, nl - start);
-        if (line.empty() || line[0] == '#' || line[0] == '^') continue;
-        size_t sp = line.find(' ');
-        if (sp == std::string_view::npos) continue;
-        std::string_view name = line.substr(sp + 1);
-        while (!name.empty() && name.back() == '\r') name.remove_suffix(1);
-        if (name == ref && IsHash(line.substr(0, sp))) found = std::string(line.substr(0, sp));
+      if (n == 0) {
+        if (!skipping) take(line);  // the last line, unterminated
+        break;
       }
-      pending.erase(0, start);
+      total += n;
+      std::string_view chunk(buf, static_cast<size_t>(n));
+      while (!found && !chunk.empty()) {
+        size_t nl = chunk.find('\n');
+        std::string_view part = chunk.substr(0, nl);
+        if (!skipping) line.append(part);
+        if (line.size() > kMaxRefLine) {
+          skipping = true;
+          line.clear();
+        }
+        if (nl == std::string_view::npos) break;
+        if (!skipping) take(line);
+        line.clear();
+        skipping = false;
+        chunk.remove_prefix(nl + 1);
+      }
     }
   }
   close(fd);
@@ -121,7 +140,8 @@ GitHead ReadGitHead(const std::string& dir) {
     }
     if (head->rfind("ref: ", 0) != 0) return out;
     std::string ref = head->substr(5);
-    if (ref.find("..") != std::string::npos) return out;
+    // Git keeps symbolic refs under refs/; an absolute path would name any file.
+    if (ref.rfind("refs/", 0) != 0 || ref.find("..") != std::string::npos) return out;
     // Per-worktree refs live in the gitdir, shared ones in the common dir.
     head = FirstLine(gitdir / ref);
     if (!head) head = FirstLine(common / ref);

@@ -121,6 +121,49 @@ TEST_CASE("a ref, commondir or packed-refs a worker made a FIFO or a device link
   CHECK(ReadGitHead(r.dir).commit == head);
 }
 
+TEST_CASE("a ref is not followed out of the repository, and packed-refs is read in bounds",
+          "[exec][claims]") {
+  Repo r;
+  const std::string head = r.Git("rev-parse HEAD");
+  const std::string ref = r.dir + "/.git/refs/heads/main";
+  auto reads = [&](const std::string& want) {
+    return testing::InChild([&] {
+      auto g = ReadGitHead(r.dir);
+      return g.in_repo && g.commit == want;
+    });
+  };
+  // A file outside holding a commit-like line (one the sandbox may hide from the worker).
+  const std::string outside = r.dir + "-outside";
+  std::ofstream(outside) << std::string(40, 'b') << "\n";
+  struct Remove {
+    std::string p;
+    ~Remove() { fs::remove(p); }
+  } remove_outside{outside};
+  fs::remove(ref);
+  fs::create_symlink(outside, ref);
+  CHECK(reads(""));
+  fs::remove(ref);
+  std::ofstream(ref) << head << "\n";
+  std::ofstream(r.dir + "/.git/HEAD") << "ref: " << outside << "\n";  // an absolute "ref"
+  CHECK(reads(""));
+  std::ofstream(r.dir + "/.git/HEAD") << "ref: refs/heads/main\n";
+  REQUIRE(reads(head));
+  // packed-refs: a 32 MiB line (sparse zeros, no line end) before the ref is skipped, not
+  // rescanned; one past 64 MiB is not read at all.
+  fs::remove(ref);
+  const std::string packed = r.dir + "/.git/packed-refs";
+  {
+    std::ofstream out(packed);
+    out.seekp(32 << 20);
+    out << "\n" << head << " refs/heads/main\n";
+  }
+  CHECK(reads(head));
+  fs::remove(packed);
+  { std::ofstream(packed) << head << " refs/heads/main\n"; }
+  REQUIRE(truncate(packed.c_str(), int64_t{1} << 40) == 0);
+  CHECK(reads(""));
+}
+
 TEST_CASE("claims hold against the starting point: commits since, subfolder cwd, odd names",
           "[exec][claims]") {
   Repo r;
