@@ -5,10 +5,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -41,17 +44,20 @@ int OpenAppend(const std::string& path, bool truncate) {
   return fd;
 }
 
-// A tail segment to read back: a regular file, not a link (a sandboxed worker can create files
-// in its dispatch directory, and a link there would fold a file hidden from it into its own
-// output) nor a FIFO (which would block the reader forever). -1 otherwise.
+// A tail segment to read back: a regular file of this user with one name — not a link (a
+// sandboxed worker can create files in its dispatch directory, and a link there would fold a
+// file hidden from it into its own output) nor a FIFO (which would block the reader forever).
+// -1 otherwise.
 int OpenSegment(const std::string& path, int64_t* size) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return -1;
   struct stat st {};
-  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+      st.st_uid != geteuid()) {
     close(fd);
     return -1;
   }
-  if (fd >= 0) *size = static_cast<int64_t>(st.st_size);
+  *size = static_cast<int64_t>(st.st_size);
   return fd;
 }
 
@@ -132,26 +138,33 @@ Status StitchCappedLog(const std::string& path, int64_t cap_bytes) {
   if (segments.empty()) return Status::Ok();
   cap_bytes = std::max<int64_t>(cap_bytes, 4096);
   const int64_t segment_limit = cap_bytes / 4;
-  // Segments before the first kept one were full when they were dropped.
-  const int64_t cut = segments.begin()->first * segment_limit;
-  // Only what the log wrote is read back; anything else under a segment's name is removed.
-  std::map<int64_t, int> open_segments;
+  // The log keeps its last two segments, each at most segment_limit bytes: only the two
+  // highest numbers can be its own, and no more than that is read of either. Everything else
+  // named like a segment is removed unread. At most two files are open at a time.
+  std::vector<std::pair<int64_t, int>> kept_segments;  // (number, fd)
   int64_t kept = 0;
-  for (const auto& [n, seg] : segments) {
+  size_t refused = segments.size() > 2 ? segments.size() - 2 : 0;
+  for (auto it = std::next(segments.begin(), static_cast<long>(refused)); it != segments.end();
+       ++it) {
     int64_t size = 0;
-    int in = OpenSegment(seg.string(), &size);
+    int in = it->first <= INT64_MAX / segment_limit ? OpenSegment(it->second.string(), &size) : -1;
     if (in < 0) {
-      spdlog::warn("{} is not a tail segment the log wrote (a link, a FIFO or unreadable): "
-                   "removed unread",
-                   seg.string());
+      ++refused;
       continue;
     }
-    open_segments[n] = in;
-    kept += size;
+    kept_segments.emplace_back(it->first, in);
+    kept += std::min(size, segment_limit);
   }
+  if (refused > 0) {
+    spdlog::warn("{}: {} file(s) named like its tail segments are not ones it wrote (more than "
+                 "two, a link, a FIFO, another name or owner): removed unread",
+                 path, refused);
+  }
+  // Segments before the first kept one were full when they were dropped.
+  const int64_t cut = kept_segments.empty() ? 0 : kept_segments.front().first * segment_limit;
   int fd = OpenAppend(path, false);
   if (fd < 0) {
-    for (const auto& [n, in] : open_segments) close(in);
+    for (const auto& [n, in] : kept_segments) close(in);
     return Internal("open " + path + ": " + std::strerror(errno));
   }
   int64_t head = lseek(fd, 0, SEEK_END);
@@ -161,9 +174,13 @@ Status StitchCappedLog(const std::string& path, int64_t cap_bytes) {
                      " and last " + std::to_string(kept) + " bytes (cap " +
                      std::to_string(cap_bytes) + ")]\n");
   }
-  for (const auto& [n, in] : open_segments) {
+  for (const auto& [n, in] : kept_segments) {
     char buf[65536];
-    for (ssize_t r; (r = read(in, buf, sizeof buf)) > 0;) WriteAll(fd, std::string_view(buf, r));
+    int64_t left = segment_limit;
+    for (ssize_t r; left > 0 && (r = read(in, buf, std::min<int64_t>(left, sizeof buf))) > 0;) {
+      WriteAll(fd, std::string_view(buf, static_cast<size_t>(r)));
+      left -= r;
+    }
     close(in);
   }
   close(fd);

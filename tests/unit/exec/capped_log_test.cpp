@@ -172,5 +172,39 @@ TEST_CASE("capped log: a planted link or FIFO named like a tail segment is remov
   CHECK(Slurp(secret) == "SECRET-MARKER\n");
 }
 
+
+// Past the link and the FIFO: many segment-named files, one huge (sparse) and one whose number
+// times the segment size overflows. Only the two highest numbers are read, each up to a
+// segment's size; all are removed.
+TEST_CASE("capped log: planted segments are bounded — only the last two, a segment's size each",
+          "[exec][capped_log]") {
+  Scratch dir;
+  const std::string path = dir.path() + "/stdout.log";
+  const int64_t cap = 16384;
+  std::ofstream(path) << "head\n";
+  for (int i = 0; i < 1500; ++i) std::ofstream(TailSegmentPath(path, i)) << "seg-" << i << "\n";
+  {
+    // A terabyte-sized (sparse) file as the highest segment.
+    std::ofstream(TailSegmentPath(path, 1500)) << "huge\n";
+    REQUIRE(truncate(TailSegmentPath(path, 1500).c_str(), int64_t{1} << 40) == 0);
+  }
+  CHECK(testing::InChild([&] { return StitchCappedLog(path, cap).ok(); }));
+  std::string stored = Slurp(path);
+  CHECK(stored.find("seg-0\n") == std::string::npos);
+  CHECK(stored.find("seg-1498\n") == std::string::npos);
+  CHECK(stored.find("seg-1499\n") != std::string::npos);
+  CHECK(stored.find("huge\n") != std::string::npos);
+  CHECK(stored.size() <= 5 + 200 + static_cast<size_t>(cap / 2));
+  CHECK(Segments(dir.path()) == 0);
+
+  // 999999999999 × 4096 overflows no int64, × 16 MiB (a 64 MiB cap) would: refused.
+  fs::remove(path);
+  std::ofstream(path) << "head\n";
+  std::ofstream(TailSegmentPath(path, 999999999999)) << "overflowing\n";
+  CHECK(testing::InChild([&] { return StitchCappedLog(path, int64_t{64} << 20).ok(); }));
+  CHECK(Slurp(path) == "head\n");
+  CHECK(Segments(dir.path()) == 0);
+}
+
 }  // namespace
 }  // namespace conclave::exec
