@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
-#include <iterator>
 #include <set>
 
+#include "common/read_file.h"
 #include "exec/launch_plan.h"
 
 namespace conclave::exec {
@@ -44,8 +43,11 @@ std::vector<std::string> DaemonSecrets(const std::map<std::string, std::string>&
     }
     if (home == daemon_env.end()) continue;
     for (const auto& f : p.home_files) {
-      std::ifstream in(home->second + "/" + f.substr(2), std::ios::binary);
-      std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      // Regular files only (at start-up, before anything serves): never waits on a FIFO.
+      std::string content;
+      if (!ReadRegularFile((home->second + "/" + f.substr(2)).c_str(), &content, 4 << 20)) {
+        continue;
+      }
       for (const auto& t : CredentialTokens(content)) add(t);
     }
   }

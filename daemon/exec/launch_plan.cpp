@@ -13,6 +13,7 @@
 #include <set>
 #include <string_view>
 
+#include "common/read_file.h"
 #include "domain/findings_schema.h"
 
 extern char** environ;
@@ -286,11 +287,17 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
 }
 
 Status PrepareLaunch(LaunchPlan& plan) {
+  constexpr size_t kMaxHomeFileBytes = 4 << 20;  // a CLI's login file is a few KiB
   std::error_code ec;
   for (const auto& [from, to] : plan.home_files) {
-    std::ifstream in(from, std::ios::binary);
-    if (!in) return FailedPrecondition("home_files: cannot read " + from);
-    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Read as a regular file (a link to one is fine): a FIFO or a device put there — by a
+    // worker whose directory holds HOME — would stall the launch on the loop.
+    std::string content;
+    if (!ReadRegularFile(from.c_str(), &content, kMaxHomeFileBytes + 1) ||
+        content.size() > kMaxHomeFileBytes) {
+      return FailedPrecondition("home_files: cannot read " + from +
+                                " as a regular file of at most 4 MiB");
+    }
     for (auto& s : CredentialTokens(content)) plan.secrets.push_back(std::move(s));
     plan.files_readonly.emplace_back(to, std::move(content));
   }

@@ -1,10 +1,16 @@
 // Unit tests: what a reviewer dispatch is started with (exec/launch_plan) — the findings schema
 // from the one definition, schema_args and readonly_args, a working directory and HOME of its
 // own outside the state directory.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 
 #include "domain/findings_schema.h"
 #include "exec/launch_plan.h"
+#include "in_child.h"
 
 using namespace conclave;
 
@@ -100,3 +106,36 @@ TEST_CASE("a schema_args reference that cannot resolve names the field", "[exec]
 }
 
 }  // namespace
+
+// PrepareLaunch runs on the loop: a home file a worker replaced with a FIFO (its directory holds
+// HOME) or a device is refused at once, never waited on; a link to a regular file still works.
+TEST_CASE("home_files are copied only from regular files: a FIFO or a device is refused at once",
+          "[exec][launch]") {
+  char t[] = "/tmp/cvhfXXXXXX";
+  std::string dir = mkdtemp(t);
+  struct Remove {
+    std::string d;
+    ~Remove() { std::filesystem::remove_all(d); }
+  } remove{dir};
+  const std::string fifo = dir + "/auth.json", real = dir + "/real.json", link = dir + "/link.json";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  std::ofstream(real) << "{\"token\": \"abc\"}";
+  std::filesystem::create_symlink(real, link);
+  // Refused, computed in a child: a launch that waits on the FIFO fails the check.
+  auto refused = [&](const std::string& from) {
+    return conclave::testing::InChild([&] {
+      exec::LaunchPlan plan;
+      plan.home_files = {{from, dir + "/home/copy.json"}};
+      Status s = PrepareLaunch(plan);
+      return !s.ok() && s.message().find("regular file") != std::string::npos;
+    });
+  };
+  auto ok = [&](const std::string& from) {
+    exec::LaunchPlan plan;
+    plan.home_files = {{from, dir + "/home/copy.json"}};
+    return PrepareLaunch(plan).ok();
+  };
+  CHECK(refused(fifo));
+  CHECK(refused("/dev/zero"));
+  CHECK(ok(link));
+}
