@@ -11,7 +11,7 @@
 set -euo pipefail
 build=$1 src=$2 prefix=$3 bindir=$4 datadir=$5 mandir=$6
 
-for tool in cpack dpkg-deb dpkg gzip; do
+for tool in cpack dpkg-deb dpkg gzip readelf; do
   command -v "$tool" >/dev/null 2>&1 || { echo "SKIP: $tool is not installed" >&2; exit 77; }
 done
 tmp=$(mktemp -d /tmp/cvdebXXXXXX)
@@ -44,8 +44,8 @@ must_exist() { [[ -e $root$1 ]] || fail "missing $1"; }
 for b in conclaved conclave; do
   [[ -x $root$bindir/$b ]] || fail "$bindir/$b is not an executable in the package"
 done
-# Every library the daemon needs is a dependency: a heap linked in (mimalloc) but missing from
-# Depends would install cleanly and fail at the first start.
+# The heap the daemon links (mimalloc, not part of libc) is a dependency: missing from Depends,
+# the package would install cleanly and fail at the first start.
 needed=$(readelf -d "$root$bindir/conclaved" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 [[ -n $needed ]] || fail "readelf lists no libraries for conclaved"
 if grep -q '^libmimalloc' <<<"$needed"; then
