@@ -1,5 +1,6 @@
 #include "exec/sandbox.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,10 +46,11 @@ bool MayHide(const std::string& dir, const SandboxPaths& p) {
   return !dir.empty() && dir != "/" && !IsUnder(p.home, dir);
 }
 
-// "" when unreadable or not a regular file (a worker's FIFO or device never stalls the launch).
+// "" when unreadable, a link or not a regular file (a worker's FIFO or device never stalls the
+// launch, a link never points the daemon at a file hidden from the worker).
 std::string FirstLineOf(const fs::path& file) {
   std::string line;
-  return ReadFirstLine(file.c_str(), &line) ? line : std::string();
+  return ReadFirstLine(file.c_str(), &line, 4096, O_NOFOLLOW) ? line : std::string();
 }
 
 std::string Canonical(const std::string& path) {
@@ -89,8 +91,12 @@ std::string Lower(std::string s) {
 // the last value, as git takes it, in the form git writes (a path in quotes when it holds a
 // '#' or ';'). Anything this does not read ends in a refusal, never in a wrong yes.
 std::string CoreWorktree(const std::string& git_dir) {
-  std::string text;  // a config past 1 MiB is not one git wrote for a submodule
-  if (!ReadRegularFile((fs::path(git_dir) / "config").c_str(), &text, 1 << 20)) return "";
+  std::string text;  // a config past 1 MiB is not one git wrote for a submodule: refused
+  if (!ReadRegularFile((fs::path(git_dir) / "config").c_str(), &text, (1 << 20) + 1,
+                       O_NOFOLLOW) ||
+      text.size() > (1 << 20)) {
+    return "";
+  }
   std::istringstream in(text);
   std::string line, section, found;
   while (std::getline(in, line)) {

@@ -2,12 +2,16 @@
 // directories a commit needs.
 #include "exec/sandbox.h"
 
+#include <sys/stat.h>
+
 #include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+
+#include "in_child.h"
 
 using namespace conclave::exec;
 namespace fs = std::filesystem;
@@ -328,4 +332,30 @@ TEST_CASE("bwrap: a submodule's .git file is read-only", "[sandbox]") {
   REQUIRE(cwd > 0);
   CHECK(MountAt(argv, "--ro-bind-try", "/home/u/proj/repo/lib/.git") > cwd);
   CHECK(MountAt(argv, "--bind", "/home/u/proj/repo/.git/modules/lib") > 0);
+}
+
+// The git dirs are found on the loop when a sandboxed dispatch starts, from files a worker in
+// that repository writes.
+TEST_CASE("git files a worker made FIFOs are not waited on when the sandbox's git dirs are found",
+          "[sandbox]") {
+  char tmpl[] = "/tmp/sbXXXXXX";
+  std::string root = fs::canonical(mkdtemp(tmpl)).string();
+  MakeGitDir(root + "/repo/.git");
+  const std::string wt_git = root + "/repo/.git/worktrees/wt";
+  fs::create_directories(wt_git);
+  fs::create_directories(root + "/wt");
+  std::ofstream(root + "/wt/.git") << "gitdir: " << wt_git << "\n";
+  std::ofstream(wt_git + "/HEAD") << "ref: refs/heads/wt\n";
+  for (const char* f : {"/commondir", "/gitdir", "/config"}) {
+    REQUIRE(mkfifo((wt_git + f).c_str(), 0600) == 0);
+  }
+  CHECK(conclave::testing::InChild([&] {
+    SandboxPaths p;
+    p.cwd = root + "/wt";
+    p.state_dir = root + "/state";
+    p.dispatch_dir = root + "/state/d";
+    (void)ResolveSandboxPaths(p);  // whatever it decides, it decides without waiting
+    return FindGitDirs(root + "/wt").git_dir == wt_git;
+  }));
+  fs::remove_all(root);
 }
