@@ -1,6 +1,8 @@
 #include "common/read_file.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,9 +28,11 @@ bool ReadFileInto(const char* path, std::string* out, size_t max_bytes, int extr
   return true;
 }
 
-bool ReadRegularFile(const char* path, std::string* out, size_t max_bytes, int extra_flags) {
-  // O_NOCTTY: a link to a free terminal never becomes a session leader's controlling tty.
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | extra_flags);
+namespace {
+
+// Reads up to max_bytes of fd when it is a regular file; closes fd. On failure nothing is
+// appended.
+bool ReadRegularFd(int fd, std::string* out, size_t max_bytes) {
   if (fd < 0) return false;
   struct stat st {};
   bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
@@ -49,19 +53,61 @@ bool ReadRegularFile(const char* path, std::string* out, size_t max_bytes, int e
   return ok;
 }
 
-bool ReadFirstLine(const char* path, std::string* line, size_t max_bytes, int extra_flags) {
-  std::string text;
-  // One byte more than a line may hold: a first line longer than that is refused, not cut.
-  if (!ReadRegularFile(path, &text, max_bytes == SIZE_MAX ? max_bytes : max_bytes + 1,
-                       extra_flags)) {
-    return false;
-  }
+// "line" is the first line of text; false when text holds more than max_bytes without a line
+// end (the line is longer than a caller allows).
+bool FirstLineOf(std::string text, size_t max_bytes, std::string* line) {
   size_t end = text.find('\n');
   if (end == std::string::npos && text.size() > max_bytes) return false;
   if (end != std::string::npos) text.resize(end);
   while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.pop_back();
   *line = std::move(text);
   return true;
+}
+
+size_t OneMore(size_t max_bytes) { return max_bytes == SIZE_MAX ? max_bytes : max_bytes + 1; }
+
+}  // namespace
+
+bool ReadRegularFile(const char* path, std::string* out, size_t max_bytes, int extra_flags) {
+  // O_NOCTTY: a link to a free terminal never becomes a session leader's controlling tty.
+  return ReadRegularFd(open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | extra_flags),
+                       out, max_bytes);
+}
+
+int OpenBeneath(const std::string& dir, const std::string& rel) {
+  int dfd = open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (dfd < 0) return -1;
+  struct open_how how {};
+  how.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  int fd = static_cast<int>(syscall(SYS_openat2, dfd, rel.c_str(), &how, sizeof how));
+  if (fd < 0 && errno == ENOSYS) {
+    // A kernel before 5.6: at least the file itself is no link, and nothing climbs out.
+    fd = rel.empty() || rel[0] == '/' || rel.find("..") != std::string::npos
+             ? -1
+             : openat(dfd, rel.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+  }
+  close(dfd);
+  return fd;
+}
+
+bool ReadRegularFileBeneath(const std::string& dir, const std::string& rel, std::string* out,
+                            size_t max_bytes) {
+  return ReadRegularFd(OpenBeneath(dir, rel), out, max_bytes);
+}
+
+bool ReadFirstLine(const char* path, std::string* line, size_t max_bytes, int extra_flags) {
+  std::string text;
+  // One byte more than a line may hold: a first line longer than that is refused, not cut.
+  return ReadRegularFile(path, &text, OneMore(max_bytes), extra_flags) &&
+         FirstLineOf(std::move(text), max_bytes, line);
+}
+
+bool ReadFirstLineBeneath(const std::string& dir, const std::string& rel, std::string* line,
+                          size_t max_bytes) {
+  std::string text;
+  return ReadRegularFileBeneath(dir, rel, &text, OneMore(max_bytes)) &&
+         FirstLineOf(std::move(text), max_bytes, line);
 }
 
 }  // namespace conclave

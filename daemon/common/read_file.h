@@ -26,4 +26,16 @@ bool ReadRegularFile(const char* path, std::string* out, size_t max_bytes, int e
 bool ReadFirstLine(const char* path, std::string* line, size_t max_bytes = 4096,
                    int extra_flags = 0);
 
+// ReadRegularFile / ReadFirstLine of rel inside dir, resolved without following any link on
+// the way (dir's last component included) and without leaving dir (openat2 RESOLVE_BENEATH |
+// RESOLVE_NO_SYMLINKS): a worker that made a directory of its repository a link cannot point
+// the daemon at a file hidden from it. False when that cannot be done.
+bool ReadRegularFileBeneath(const std::string& dir, const std::string& rel, std::string* out,
+                            size_t max_bytes);
+// The descriptor those two read from (O_RDONLY, non-blocking, no terminal); -1 when rel cannot
+// be opened that way. The caller checks what it is and closes it.
+int OpenBeneath(const std::string& dir, const std::string& rel);
+bool ReadFirstLineBeneath(const std::string& dir, const std::string& rel, std::string* line,
+                          size_t max_bytes = 4096);
+
 }  // namespace conclave

@@ -67,5 +67,39 @@ TEST_CASE("a planted file is read only when it is a regular file, up to its limi
   }));
 }
 
+TEST_CASE("a first line longer than its limit is refused, a failed read appends nothing, and a "
+          "file beneath a directory is reached through no link",
+          "[common][read_file]") {
+  Scratch s;
+  const std::string f = s.dir + "/ref";
+  std::ofstream(f) << std::string(10, 'a') << "\n";
+  std::string line = "kept";
+  CHECK(ReadFirstLine(f.c_str(), &line, 10));
+  CHECK(line == std::string(10, 'a'));
+  std::ofstream(f) << std::string(11, 'a');
+  line = "kept";
+  CHECK_FALSE(ReadFirstLine(f.c_str(), &line, 10));
+  CHECK(line == "kept");
+  std::string out = "before";
+  CHECK_FALSE(ReadRegularFile(s.dir.c_str(), &out, 100));  // a directory
+  CHECK(out == "before");
+
+  fs::create_directories(s.dir + "/git/refs");
+  fs::create_directories(s.dir + "/outside");
+  std::ofstream(s.dir + "/git/refs/main") << "inside\n";
+  std::ofstream(s.dir + "/outside/main") << "outside\n";
+  fs::create_directory_symlink(s.dir + "/outside", s.dir + "/git/refs/linked");
+  fs::create_symlink(s.dir + "/outside/main", s.dir + "/git/refs/file-link");
+  CHECK(ReadFirstLineBeneath(s.dir + "/git", "refs/main", &line));
+  CHECK(line == "inside");
+  CHECK_FALSE(ReadFirstLineBeneath(s.dir + "/git", "refs/linked/main", &line));
+  CHECK_FALSE(ReadFirstLineBeneath(s.dir + "/git", "refs/file-link", &line));
+  CHECK_FALSE(ReadFirstLineBeneath(s.dir + "/git", "../outside/main", &line));
+  CHECK_FALSE(ReadFirstLineBeneath(s.dir + "/git", s.dir + "/outside/main", &line));
+  fs::create_directory_symlink(s.dir + "/git", s.dir + "/git-link");
+  CHECK_FALSE(ReadFirstLineBeneath(s.dir + "/git-link", "refs/main", &line));
+  CHECK(line == "inside");
+}
+
 }  // namespace
 }  // namespace conclave
