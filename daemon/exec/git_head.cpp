@@ -25,6 +25,14 @@ std::optional<std::string> FirstLine(const fs::path& p) {
   return line;
 }
 
+// The same for rel inside a git directory, through no link at all (a ref directory the worker
+// made a link included) and never out of it.
+std::optional<std::string> LineIn(const fs::path& dir, const std::string& rel) {
+  std::string line;
+  if (!ReadFirstLineBeneath(dir.string(), rel, &line)) return std::nullopt;
+  return line;
+}
+
 bool IsHash(std::string_view s) {
   if (s.size() != 40 && s.size() != 64) return false;
   for (char c : s) {
@@ -44,8 +52,7 @@ constexpr off_t kMaxPackedRefsBytes = 64 << 20;
 constexpr size_t kMaxRefLine = 4096;
 
 std::optional<std::string> PackedRef(const fs::path& common, const std::string& ref) {
-  int fd = open((common / "packed-refs").c_str(),
-                O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+  int fd = OpenBeneath(common.string(), "packed-refs");
   if (fd < 0) return std::nullopt;
   struct stat st {};
   std::optional<std::string> found;
@@ -63,7 +70,7 @@ std::optional<std::string> PackedRef(const fs::path& common, const std::string& 
       while (!name.empty() && name.back() == '\r') name.remove_suffix(1);
       if (name == ref && IsHash(l.substr(0, sp))) found = std::string(l.substr(0, sp));
     };
-    for (off_t total = 0; !found && total <= kMaxPackedRefsBytes;) {
+    for (off_t total = 0; !found;) {
       ssize_t n = read(fd, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {  // a read error: no partial line counts
@@ -75,6 +82,7 @@ std::optional<std::string> PackedRef(const fs::path& common, const std::string& 
         break;
       }
       total += n;
+      if (total > kMaxPackedRefsBytes) break;  // grew past the limit since it was measured
       std::string_view chunk(buf, static_cast<size_t>(n));
       while (!found && !chunk.empty()) {
         size_t nl = chunk.find('\n');
@@ -112,6 +120,7 @@ GitHead ReadGitHead(const std::string& dir) {
   if (ec) return out;
   cur = cur.lexically_normal();
   fs::path gitdir;
+  bool linked = false;  // found through a `.git` file
   for (int depth = 0; depth < 256; ++depth) {
     fs::path dotgit = cur / ".git";
     fs::file_status st = fs::status(dotgit, ec);  // one stat per level
@@ -123,6 +132,7 @@ GitHead ReadGitHead(const std::string& dir) {
       auto line = FirstLine(dotgit);  // "gitdir: <path>" (a linked worktree or submodule)
       if (!line || line->rfind("gitdir: ", 0) != 0) return out;
       gitdir = Resolve(cur, line->substr(8));
+      linked = true;
       break;
     }
     if (!cur.has_parent_path() || cur.parent_path() == cur) return out;
@@ -130,9 +140,13 @@ GitHead ReadGitHead(const std::string& dir) {
   }
   if (gitdir.empty()) return out;
   out.in_repo = true;
+  // Only a linked worktree's git dir names a common dir; in a `.git` directory a commondir is
+  // a redirect only a worker would plant, and is not taken.
   fs::path common = gitdir;
-  if (auto c = FirstLine(gitdir / "commondir")) common = Resolve(gitdir, *c);
-  auto head = FirstLine(gitdir / "HEAD");
+  if (linked) {
+    if (auto c = LineIn(gitdir, "commondir")) common = Resolve(gitdir, *c);
+  }
+  auto head = LineIn(gitdir, "HEAD");
   for (int hops = 0; head && hops < 8; ++hops) {
     if (IsHash(*head)) {
       out.commit = *head;
@@ -143,8 +157,8 @@ GitHead ReadGitHead(const std::string& dir) {
     // Git keeps symbolic refs under refs/; an absolute path would name any file.
     if (ref.rfind("refs/", 0) != 0 || ref.find("..") != std::string::npos) return out;
     // Per-worktree refs live in the gitdir, shared ones in the common dir.
-    head = FirstLine(gitdir / ref);
-    if (!head) head = FirstLine(common / ref);
+    head = LineIn(gitdir, ref);
+    if (!head) head = LineIn(common, ref);
     if (!head) head = PackedRef(common, ref);
   }
   return out;  // unborn branch (no ref yet) or unreadable

@@ -164,6 +164,36 @@ TEST_CASE("a ref is not followed out of the repository, and packed-refs is read 
   CHECK(reads(""));
 }
 
+TEST_CASE("no link on the way to a ref is followed, and a main repository's commondir is not taken",
+          "[exec][claims]") {
+  Repo r;
+  const std::string head = r.Git("rev-parse HEAD");
+  auto reads = [&](const std::string& want) {
+    return testing::InChild([&] {
+      auto g = ReadGitHead(r.dir);
+      return g.in_repo && g.commit == want;
+    });
+  };
+  // A directory outside (hidden from a sandboxed worker) with a commit-like file in it.
+  const std::string outside = r.dir + "-out";
+  fs::create_directories(outside + "/refs/heads");
+  std::ofstream(outside + "/y") << std::string(40, 'c') << "\n";
+  std::ofstream(outside + "/refs/heads/main") << std::string(40, 'c') << "\n";
+  struct Remove {
+    std::string p;
+    ~Remove() { fs::remove_all(p); }
+  } remove_outside{outside};
+  fs::create_directory_symlink(outside, r.dir + "/.git/refs/heads/x");
+  std::ofstream(r.dir + "/.git/HEAD") << "ref: refs/heads/x/y\n";
+  CHECK(reads(""));
+  std::ofstream(r.dir + "/.git/HEAD") << "ref: refs/heads/main\n";
+  REQUIRE(reads(head));
+  // A commondir in a .git directory: a redirect to another repository's refs.
+  std::ofstream(r.dir + "/.git/commondir") << outside << "\n";
+  fs::remove(r.dir + "/.git/refs/heads/main");
+  CHECK(reads(""));
+}
+
 TEST_CASE("claims hold against the starting point: commits since, subfolder cwd, odd names",
           "[exec][claims]") {
   Repo r;
