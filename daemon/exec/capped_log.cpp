@@ -122,43 +122,62 @@ Status StitchCappedLog(const std::string& path, int64_t cap_bytes) {
   std::error_code ec;
   fs::path p(path);
   const std::string prefix = p.filename().string() + ".tail.";
+  // Only the two highest-numbered names can be the log's own segments (it keeps its last two):
+  // every other name of the form PATH.tail.<digits> is removed unread as the directory is
+  // read, so however many a worker planted, two are kept in memory and at most two opened.
+  cap_bytes = std::max<int64_t>(cap_bytes, 4096);
+  const int64_t segment_limit = cap_bytes / 4;
   std::map<int64_t, fs::path> segments;
+  size_t refused = 0;
+  auto drop = [&](const fs::path& f) {
+    fs::remove(f, ec);
+    ++refused;
+  };
   for (const auto& e : fs::directory_iterator(p.parent_path(), ec)) {
     std::string name = e.path().filename().string();
     if (name.rfind(prefix, 0) != 0) continue;
     std::string digits = name.substr(prefix.size());
-    if (digits.empty() || digits.size() > 12 ||
-        digits.find_first_not_of("0123456789") != std::string::npos) {
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    // The log writes numbers as std::to_string does, and never one this large.
+    if (digits.size() > 12 || (digits.size() > 1 && digits[0] == '0')) {
+      drop(e.path());
       continue;
     }
     int64_t n = 0;
     for (char c : digits) n = n * 10 + (c - '0');
+    if (n > INT64_MAX / segment_limit) {  // its cut would not fit in the marker's figure
+      drop(e.path());
+      continue;
+    }
     segments[n] = e.path();
+    if (segments.size() > 2) {
+      drop(segments.begin()->second);
+      segments.erase(segments.begin());
+    }
   }
-  if (segments.empty()) return Status::Ok();
-  cap_bytes = std::max<int64_t>(cap_bytes, 4096);
-  const int64_t segment_limit = cap_bytes / 4;
-  // The log keeps its last two segments, each at most segment_limit bytes: only the two
-  // highest numbers can be its own, and no more than that is read of either. Everything else
-  // named like a segment is removed unread. At most two files are open at a time.
+  // Each kept one must be a plain file of this user with one name; its last segment_limit
+  // bytes at most are read back.
   std::vector<std::pair<int64_t, int>> kept_segments;  // (number, fd)
   int64_t kept = 0;
-  size_t refused = segments.size() > 2 ? segments.size() - 2 : 0;
-  for (auto it = std::next(segments.begin(), static_cast<long>(refused)); it != segments.end();
-       ++it) {
+  for (const auto& [n, seg] : segments) {
     int64_t size = 0;
-    int in = it->first <= INT64_MAX / segment_limit ? OpenSegment(it->second.string(), &size) : -1;
+    int in = OpenSegment(seg.string(), &size);
     if (in < 0) {
       ++refused;
       continue;
     }
-    kept_segments.emplace_back(it->first, in);
+    if (size > segment_limit) lseek(in, size - segment_limit, SEEK_SET);
+    kept_segments.emplace_back(n, in);
     kept += std::min(size, segment_limit);
   }
   if (refused > 0) {
     spdlog::warn("{}: {} file(s) named like its tail segments are not ones it wrote (more than "
                  "two, a link, a FIFO, another name or owner): removed unread",
                  path, refused);
+  }
+  if (kept_segments.empty()) {  // nothing of the log's own to put back
+    for (const auto& [n, seg] : segments) fs::remove(seg, ec);
+    return Status::Ok();
   }
   // Segments before the first kept one were full when they were dropped.
   const int64_t cut = kept_segments.empty() ? 0 : kept_segments.front().first * segment_limit;

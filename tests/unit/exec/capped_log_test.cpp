@@ -175,7 +175,7 @@ TEST_CASE("capped log: a planted link or FIFO named like a tail segment is remov
 
 // Past the link and the FIFO: many segment-named files, one huge (sparse) and one whose number
 // times the segment size overflows. Only the two highest numbers are read, each up to a
-// segment's size; all are removed.
+// segment's size (the last bytes of it); all are removed.
 TEST_CASE("capped log: planted segments are bounded — only the last two, a segment's size each",
           "[exec][capped_log]") {
   Scratch dir;
@@ -183,6 +183,9 @@ TEST_CASE("capped log: planted segments are bounded — only the last two, a seg
   const int64_t cap = 16384;
   std::ofstream(path) << "head\n";
   for (int i = 0; i < 1500; ++i) std::ofstream(TailSegmentPath(path, i)) << "seg-" << i << "\n";
+  // Numbers the log never writes: a leading zero, thirteen digits.
+  std::ofstream(path + ".tail.01499") << "zero-padded\n";
+  std::ofstream(path + ".tail.1234567890123") << "thirteen\n";
   {
     // A terabyte-sized (sparse) file as the highest segment.
     std::ofstream(TailSegmentPath(path, 1500)) << "huge\n";
@@ -192,8 +195,10 @@ TEST_CASE("capped log: planted segments are bounded — only the last two, a seg
   std::string stored = Slurp(path);
   CHECK(stored.find("seg-0\n") == std::string::npos);
   CHECK(stored.find("seg-1498\n") == std::string::npos);
+  CHECK(stored.find("zero-padded") == std::string::npos);
+  CHECK(stored.find("thirteen") == std::string::npos);
   CHECK(stored.find("seg-1499\n") != std::string::npos);
-  CHECK(stored.find("huge\n") != std::string::npos);
+  CHECK(stored.compare(stored.size() - 4096, 4096, std::string(4096, '\0')) == 0);  // its end
   CHECK(stored.size() <= 5 + 200 + static_cast<size_t>(cap / 2));
   CHECK(Segments(dir.path()) == 0);
 
