@@ -254,6 +254,13 @@ TEST_CASE("a .git a worker wrote is not followed to a directory git did not make
   CHECK(resolve("gitdir: " + root + "/repo/.git/worktrees/wt").ok());
   std::ofstream(root + "/repo/.git/worktrees/wt/gitdir") << "../../../../work/.git\n";
   CHECK(resolve("gitdir: " + root + "/repo/.git/worktrees/wt").ok());
+  // The same words through a link (which could name a file the worker cannot see): not taken.
+  std::ofstream(root + "/pointer") << root << "/work/.git\n";
+  fs::remove(root + "/repo/.git/worktrees/wt/gitdir");
+  fs::create_symlink(root + "/pointer", root + "/repo/.git/worktrees/wt/gitdir");
+  CHECK_FALSE(resolve("gitdir: " + root + "/repo/.git/worktrees/wt").ok());
+  fs::remove(root + "/repo/.git/worktrees/wt/gitdir");
+  std::ofstream(root + "/repo/.git/worktrees/wt/gitdir") << "../../../../work/.git\n";
   // A submodule's git dir: its core.worktree points back at this directory, not another's.
   MakeGitDir(root + "/repo/.git/modules/x");
   std::ofstream(root + "/repo/.git/modules/x/config")
