@@ -212,9 +212,7 @@ TEST_CASE("what a sandboxed worker plants in its dispatch directory or repositor
           "[.][sandbox]") {
   SkipUnlessBwrapRuns();
   DaemonFixture d;
-  auto p = d.FakeProfile("boxed", "fakefam");
-  p["sandbox"] = "bwrap";
-  d.WriteProfile("boxed", p);
+  WriteBoxed(d, "fakefam", false);
   d.Start();
   std::string work = d.dir() + "/work", repo = d.dir() + "/repo";
   std::filesystem::create_directories(work);

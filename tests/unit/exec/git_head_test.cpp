@@ -78,6 +78,15 @@ TEST_CASE("HEAD is read from the repository's files: loose, packed, detached, wo
   CHECK(IsGitDirectory(r.dir + "/.git"));
 }
 
+// Whether ReadGitHead(dir) finds a repository whose HEAD is want, computed in a child: a read
+// that blocks or never ends fails the check instead of hanging the run.
+bool ReadsInChild(const std::string& dir, const std::string& want) {
+  return testing::InChild([&] {
+    auto g = ReadGitHead(dir);
+    return g.in_repo && g.commit == want;
+  });
+}
+
 // ReadGitHead runs on the loop when a dispatch starts, in a repository its worker writes.
 TEST_CASE("a ref, commondir or packed-refs a worker made a FIFO or a device link is not read: "
           "the read never waits or runs on",
@@ -85,13 +94,7 @@ TEST_CASE("a ref, commondir or packed-refs a worker made a FIFO or a device link
   Repo r;
   const std::string head = r.Git("rev-parse HEAD");
   const std::string ref = r.dir + "/.git/refs/heads/main";
-  // What the read gives, computed in a child: a blocked or endless read fails the check.
-  auto reads = [&](const std::string& want) {
-    return testing::InChild([&] {
-      auto g = ReadGitHead(r.dir);
-      return g.in_repo && g.commit == want;
-    });
-  };
+  auto reads = [&](const std::string& want) { return ReadsInChild(r.dir, want); };
   REQUIRE(reads(head));
   fs::remove(ref);
   REQUIRE(mkfifo(ref.c_str(), 0600) == 0);
@@ -126,12 +129,7 @@ TEST_CASE("a ref is not followed out of the repository, and packed-refs is read 
   Repo r;
   const std::string head = r.Git("rev-parse HEAD");
   const std::string ref = r.dir + "/.git/refs/heads/main";
-  auto reads = [&](const std::string& want) {
-    return testing::InChild([&] {
-      auto g = ReadGitHead(r.dir);
-      return g.in_repo && g.commit == want;
-    });
-  };
+  auto reads = [&](const std::string& want) { return ReadsInChild(r.dir, want); };
   // A file outside holding a commit-like line (one the sandbox may hide from the worker).
   const std::string outside = r.dir + "-outside";
   std::ofstream(outside) << std::string(40, 'b') << "\n";
@@ -168,12 +166,7 @@ TEST_CASE("no link on the way to a ref is followed, and a main repository's comm
           "[exec][claims]") {
   Repo r;
   const std::string head = r.Git("rev-parse HEAD");
-  auto reads = [&](const std::string& want) {
-    return testing::InChild([&] {
-      auto g = ReadGitHead(r.dir);
-      return g.in_repo && g.commit == want;
-    });
-  };
+  auto reads = [&](const std::string& want) { return ReadsInChild(r.dir, want); };
   // A directory outside (hidden from a sandboxed worker) with a commit-like file in it.
   const std::string outside = r.dir + "-out";
   fs::create_directories(outside + "/refs/heads");
