@@ -74,19 +74,41 @@ bool ReadRegularFile(const char* path, std::string* out, size_t max_bytes, int e
                        out, max_bytes);
 }
 
+int OpenBeneathByWalk(int dfd, const std::string& rel) {
+  if (rel.empty() || rel[0] == '/') return -1;
+  int cur = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
+  size_t at = 0;
+  while (cur >= 0) {
+    size_t slash = rel.find('/', at);
+    std::string part = rel.substr(at, slash == std::string::npos ? std::string::npos : slash - at);
+    int next = -1;
+    if (!part.empty() && part != "." && part != "..") {
+      next = slash == std::string::npos
+                 ? openat(cur, part.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW)
+                 : openat(cur, part.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    }
+    close(cur);
+    if (slash == std::string::npos) return next;
+    cur = next;
+    at = slash + 1;
+  }
+  return -1;
+}
+
 int OpenBeneath(const std::string& dir, const std::string& rel) {
   int dfd = open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (dfd < 0) return -1;
+  int fd = -1;
+  errno = ENOSYS;
+#ifdef SYS_openat2
   struct open_how how {};
   how.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  int fd = static_cast<int>(syscall(SYS_openat2, dfd, rel.c_str(), &how, sizeof how));
-  if (fd < 0 && errno == ENOSYS) {
-    // A kernel before 5.6: at least the file itself is no link, and nothing climbs out.
-    fd = rel.empty() || rel[0] == '/' || rel.find("..") != std::string::npos
-             ? -1
-             : openat(dfd, rel.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
-  }
+  fd = static_cast<int>(syscall(SYS_openat2, dfd, rel.c_str(), &how, sizeof how));
+#endif
+  // Without openat2 (a kernel before 5.6, or a seccomp filter refusing it): the same rules, one
+  // component at a time.
+  if (fd < 0 && (errno == ENOSYS || errno == EPERM)) fd = OpenBeneathByWalk(dfd, rel);
   close(dfd);
   return fd;
 }

@@ -28,13 +28,18 @@ bool ReadFirstLine(const char* path, std::string* line, size_t max_bytes = 4096,
 
 // ReadRegularFile / ReadFirstLine of rel inside dir, resolved without following any link on
 // the way (dir's last component included) and without leaving dir (openat2 RESOLVE_BENEATH |
-// RESOLVE_NO_SYMLINKS): a worker that made a directory of its repository a link cannot point
-// the daemon at a file hidden from it. False when that cannot be done.
+// RESOLVE_NO_SYMLINKS, or OpenBeneathByWalk where openat2 is unavailable): a worker that made a
+// directory of its repository a link cannot point the daemon at a file hidden from it. False
+// when that cannot be done.
 bool ReadRegularFileBeneath(const std::string& dir, const std::string& rel, std::string* out,
                             size_t max_bytes);
 // The descriptor those two read from (O_RDONLY, non-blocking, no terminal); -1 when rel cannot
 // be opened that way. The caller checks what it is and closes it.
 int OpenBeneath(const std::string& dir, const std::string& rel);
+// OpenBeneath's way where openat2 is missing or refused: rel below the directory dfd one
+// component at a time, each opened O_NOFOLLOW; an empty, "." or ".." component or an absolute
+// rel is refused.
+int OpenBeneathByWalk(int dfd, const std::string& rel);
 bool ReadFirstLineBeneath(const std::string& dir, const std::string& rel, std::string* line,
                           size_t max_bytes = 4096);
 

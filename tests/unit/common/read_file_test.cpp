@@ -99,6 +99,22 @@ TEST_CASE("a first line longer than its limit is refused, a failed read appends 
   fs::create_directory_symlink(s.dir + "/git", s.dir + "/git-link");
   CHECK_FALSE(ReadFirstLineBeneath(s.dir + "/git-link", "refs/main", &line));
   CHECK(line == "inside");
+
+  // The way taken where openat2 is missing or refused keeps the same rules.
+  int dfd = open((s.dir + "/git").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(dfd >= 0);
+  auto opens = [&](const std::string& rel) {
+    int fd = OpenBeneathByWalk(dfd, rel);
+    if (fd >= 0) close(fd);
+    return fd >= 0;
+  };
+  CHECK(opens("refs/main"));
+  for (const char* rel : {"refs/linked/main", "refs/file-link", "../outside/main", "refs/../refs/main",
+                          "./refs/main", "refs//main", "", "/etc/hostname"}) {
+    INFO(rel);
+    CHECK_FALSE(opens(rel));
+  }
+  close(dfd);
 }
 
 }  // namespace
