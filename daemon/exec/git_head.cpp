@@ -120,7 +120,6 @@ GitHead ReadGitHead(const std::string& dir) {
   if (ec) return out;
   cur = cur.lexically_normal();
   fs::path gitdir;
-  bool linked = false;  // found through a `.git` file
   for (int depth = 0; depth < 256; ++depth) {
     fs::path dotgit = cur / ".git";
     fs::file_status st = fs::status(dotgit, ec);  // one stat per level
@@ -131,8 +130,9 @@ GitHead ReadGitHead(const std::string& dir) {
     if (fs::is_regular_file(st)) {
       auto line = FirstLine(dotgit);  // "gitdir: <path>" (a linked worktree or submodule)
       if (!line || line->rfind("gitdir: ", 0) != 0) return out;
-      gitdir = Resolve(cur, line->substr(8));
-      linked = true;
+      // Where the path really leads, as git and the sandbox resolve it (not by its words).
+      gitdir = fs::canonical(Resolve(cur, line->substr(8)), ec);
+      if (ec) return out;
       break;
     }
     if (!cur.has_parent_path() || cur.parent_path() == cur) return out;
@@ -140,12 +140,10 @@ GitHead ReadGitHead(const std::string& dir) {
   }
   if (gitdir.empty()) return out;
   out.in_repo = true;
-  // Only a linked worktree's git dir names a common dir; in a `.git` directory a commondir is
-  // a redirect only a worker would plant, and is not taken.
+  // A linked worktree's git dir is <common>/worktrees/<id>; its commondir file says "../.."
+  // and is not read (anywhere else one would be a redirect only a worker plants).
   fs::path common = gitdir;
-  if (linked) {
-    if (auto c = LineIn(gitdir, "commondir")) common = Resolve(gitdir, *c);
-  }
+  if (gitdir.parent_path().filename() == "worktrees") common = gitdir.parent_path().parent_path();
   auto head = LineIn(gitdir, "HEAD");
   for (int hops = 0; head && hops < 8; ++hops) {
     if (IsHash(*head)) {

@@ -185,6 +185,16 @@ TEST_CASE("no link on the way to a ref is followed, and a main repository's comm
   std::ofstream(r.dir + "/.git/commondir") << outside << "\n";
   fs::remove(r.dir + "/.git/refs/heads/main");
   CHECK(reads(""));
+  // Nor in a git dir a `.git` file names (a submodule's), which is no worktree's.
+  const std::string mod = r.dir + "/.git/modules/x";
+  for (const char* d : {"/objects", "/refs/heads"}) fs::create_directories(mod + d);
+  std::ofstream(mod + "/HEAD") << "ref: refs/heads/main\n";
+  std::ofstream(mod + "/commondir") << outside << "\n";
+  fs::create_directories(r.dir + "/sub");
+  std::ofstream(r.dir + "/sub/.git") << "gitdir: ../.git/modules/x\n";
+  CHECK(ReadsInChild(r.dir + "/sub", ""));
+  std::ofstream(mod + "/refs/heads/main") << head << "\n";
+  CHECK(ReadsInChild(r.dir + "/sub", head));
 }
 
 TEST_CASE("claims hold against the starting point: commits since, subfolder cwd, odd names",
