@@ -130,10 +130,13 @@ Status StitchCappedLog(const std::string& path, int64_t cap_bytes) {
   std::map<int64_t, fs::path> segments;
   size_t refused = 0;
   auto drop = [&](const fs::path& f) {
-    fs::remove(f, ec);
+    std::error_code rm;  // a name that cannot be removed does not end the directory's reading
+    fs::remove(f, rm);
     ++refused;
   };
-  for (const auto& e : fs::directory_iterator(p.parent_path(), ec)) {
+  fs::directory_iterator it(p.parent_path(), ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const fs::directory_entry& e = *it;
     std::string name = e.path().filename().string();
     if (name.rfind(prefix, 0) != 0) continue;
     std::string digits = name.substr(prefix.size());
@@ -172,7 +175,8 @@ Status StitchCappedLog(const std::string& path, int64_t cap_bytes) {
   }
   if (refused > 0) {
     spdlog::warn("{}: {} file(s) named like its tail segments are not ones it wrote (more than "
-                 "two, a link, a FIFO, another name or owner): removed unread",
+                 "two, a number it never writes, a link, a FIFO, another name or owner): "
+                 "removed unread",
                  path, refused);
   }
   if (kept_segments.empty()) {  // nothing of the log's own to put back
@@ -180,7 +184,7 @@ Status StitchCappedLog(const std::string& path, int64_t cap_bytes) {
     return Status::Ok();
   }
   // Segments before the first kept one were full when they were dropped.
-  const int64_t cut = kept_segments.empty() ? 0 : kept_segments.front().first * segment_limit;
+  const int64_t cut = kept_segments.front().first * segment_limit;
   int fd = OpenAppend(path, false);
   if (fd < 0) {
     for (const auto& [n, in] : kept_segments) close(in);
