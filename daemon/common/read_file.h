@@ -21,6 +21,10 @@ bool ReadFileInto(const char* path, std::string* out, size_t max_bytes = SIZE_MA
 // nothing is appended.
 bool ReadRegularFile(const char* path, std::string* out, size_t max_bytes, int extra_flags = 0);
 
+// A descriptor (O_RDONLY, non-blocking, no terminal; extra_flags OR-ed in) on path when what
+// it opens is a regular file; -1 otherwise. For a file read many times (a transcript followed).
+int OpenRegularFile(const char* path, int extra_flags = 0);
+
 // The first line of a regular file (read as ReadRegularFile), without its line end or trailing
 // blanks; false when ReadRegularFile is, or when the first line is longer than max_bytes.
 bool ReadFirstLine(const char* path, std::string* line, size_t max_bytes = 4096,

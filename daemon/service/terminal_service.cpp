@@ -1,5 +1,6 @@
 #include "service/terminal_service.h"
 
+#include "common/read_file.h"
 #include "domain/flow.h"
 
 #include <fcntl.h>
@@ -141,7 +142,8 @@ StatusOr<TranscriptResult> TerminalService::ReadTranscript(const std::string& ha
   TranscriptResult r;
   r.dispatch_id = d->id;
   std::string path = core_.DispatchDir(d->id) + "/transcript.log";
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Only the regular file the daemon wrote: a FIFO put in its place never stalls the loop.
+  int fd = OpenRegularFile(path.c_str(), O_NOFOLLOW);
   if (fd >= 0) {
     r.data.resize(static_cast<size_t>(n));
     ssize_t got = pread(fd, r.data.data(), r.data.size(), cursor);

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "common/read_file.h"
+
 namespace conclave::service {
 namespace {
 
@@ -125,7 +127,8 @@ void TranscriptFollower::Pump(FollowerId id) {
 
 std::string TranscriptFollower::ReadChunk(Follower& f) {
   if (f.fd < 0) {
-    f.fd = open(TranscriptPath(f.dispatch_id).c_str(), O_RDONLY | O_CLOEXEC);
+    // Only the regular file the daemon writes: a FIFO put in its place never stalls the loop.
+    f.fd = OpenRegularFile(TranscriptPath(f.dispatch_id).c_str(), O_NOFOLLOW);
     if (f.fd < 0) return "";  // not written yet (queued, or spawning)
   }
   std::string buf(static_cast<size_t>(f.max_chunk), '\0');

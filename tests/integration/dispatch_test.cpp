@@ -699,3 +699,33 @@ TEST_CASE("an --exclusive terminal's directory takes one writer at a time", "[di
   WaitDone(d, w1);
   WaitDone(d, w2);
 }
+
+// The Transcript RPC and its follow read transcript.log on the loop. A worker without the
+// sandbox can replace that file (the sandbox binds it read-only); a FIFO in its place reads as
+// nothing, and the daemon goes on answering.
+TEST_CASE("a transcript a worker replaced with a FIFO reads as nothing and stalls nothing",
+          "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  d.CliJson({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  std::string log = d.state_dir() + "/dispatches/$CONCLAVE_DISPATCH_ID/transcript.log";
+  // Once the daemon has made the file (with the worker's first output), renamed over it.
+  std::string id = CreateTask(d, "FAKE: print before\nFAKE: sh while [ ! -e " + log + " ]; do sleep 0.01; done; mkfifo " +
+                                     log + ".new && mv -f " + log + ".new " + log +
+                                     "\nFAKE: print after\n");
+  d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+  auto done = d.CliJson({"wait", "--task", id, "--types", "worker_done", "--from", "conclaved",
+                         "--after", "0", "--timeout-ms", "60000"});
+  REQUIRE(done["messages"].size() == 1);
+  std::string path = d.state_dir() + "/dispatches/" +
+                     done["messages"][0]["dispatch_id"].get<std::string>() + "/transcript.log";
+  INFO(done["messages"][0]["payload_json"].get<std::string>());
+  struct stat st {};
+  REQUIRE(lstat(path.c_str(), &st) == 0);
+  REQUIRE(S_ISFIFO(st.st_mode));  // it was planted
+  auto tr = d.CliJson({"terminal", "read", "w1"});
+  CHECK(tr["data"].get<std::string>().empty());
+  RunResult follow = d.Cli({"terminal", "read", "w1", "--follow"});
+  CHECK(follow.exit_code == 0);
+  CHECK(d.CliJson({"terminal", "show", "w1"})["state"] == "idle");
+}
