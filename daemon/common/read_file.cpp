@@ -69,6 +69,7 @@ size_t OneMore(size_t max_bytes) { return max_bytes == SIZE_MAX ? max_bytes : ma
 }  // namespace
 
 int OpenRegularFile(const char* path, int extra_flags) {
+  // O_NOCTTY: a link to a free terminal never becomes a session leader's controlling tty.
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | extra_flags);
   struct stat st {};
   if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
@@ -79,9 +80,7 @@ int OpenRegularFile(const char* path, int extra_flags) {
 }
 
 bool ReadRegularFile(const char* path, std::string* out, size_t max_bytes, int extra_flags) {
-  // O_NOCTTY: a link to a free terminal never becomes a session leader's controlling tty.
-  return ReadRegularFd(open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | extra_flags),
-                       out, max_bytes);
+  return ReadRegularFd(OpenRegularFile(path, extra_flags), out, max_bytes);
 }
 
 int OpenBeneathByWalk(int dfd, const std::string& rel) {

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 
+#include "common/read_file.h"
 #include "common/utf8.h"
 #include "exec/capped_log.h"
 #include "exec/confined_runner.h"
@@ -20,11 +21,10 @@ constexpr size_t kMaxResultText = 64 << 10;   // stored result text is bounded
 // The last max bytes of a regular file: a FIFO, a device or a link where the log should be
 // reads as nothing (a helper thread never waits on what a worker planted).
 std::string ReadTail(const std::string& path, size_t max) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-  if (fd < 0) return "";
+  int fd = OpenRegularFile(path.c_str(), O_NOFOLLOW);
   struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    if (fd >= 0) close(fd);
     return "";
   }
   off_t size = st.st_size;

@@ -708,11 +708,18 @@ TEST_CASE("a transcript a worker replaced with a FIFO reads as nothing and stall
   DaemonFixture d;
   StartWithFake(d);
   d.CliJson({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
-  std::string log = d.state_dir() + "/dispatches/$CONCLAVE_DISPATCH_ID/transcript.log";
-  // Once the daemon has made the file (with the worker's first output), renamed over it.
-  std::string id = CreateTask(d, "FAKE: print before\nFAKE: sh while [ ! -e " + log + " ]; do sleep 0.01; done; mkfifo " +
-                                     log + ".new && mv -f " + log + ".new " + log +
-                                     "\nFAKE: print after\n");
+  // A first run makes the dispatches directory. In the second, the worker's first output
+  // makes the daemon create its dispatch directory, then the transcript (inotify, no polling);
+  // the worker then renames a FIFO over it.
+  std::string first = CreateTask(d, "FAKE: print first\n");
+  d.CliJson({"dispatch", "--task", first, "--to", "w1"});
+  REQUIRE(d.CliJson({"wait", "--task", first, "--types", "worker_done", "--from", "conclaved",
+                     "--after", "0", "--timeout-ms", "60000"})["messages"].size() == 1);
+  std::string dir = d.state_dir() + "/dispatches/$CONCLAVE_DISPATCH_ID";
+  std::string log = dir + "/transcript.log";
+  std::string id = CreateTask(d, "FAKE: print before\nFAKE: wait-file " + dir + "\nFAKE: wait-file " +
+                                     log + "\nFAKE: sh mkfifo " + log + ".new && mv -f " + log +
+                                     ".new " + log + "\nFAKE: print after\n");
   d.CliJson({"dispatch", "--task", id, "--to", "w1"});
   auto done = d.CliJson({"wait", "--task", id, "--types", "worker_done", "--from", "conclaved",
                          "--after", "0", "--timeout-ms", "60000"});

@@ -30,7 +30,9 @@
 //   sequence FILE s1|s2 the Nth run takes step sN (ok, fail:MSG, exit:N:MSG, hang, json:TEXT)
 //   hang-once FILE      hang on the first run (writes its pid to FILE), go on in later runs
 //   wait-file PATH      block (inotify, no polling) until PATH exists: the test decides when
-//                       the worker finishes, however slow the build (ASan) is
+//                       the worker finishes, however slow the build (ASan) is; $NAME in PATH
+//                       is the environment variable's value (e.g. $CONCLAVE_DISPATCH_ID);
+//                       PATH's directory must exist
 // What a sandbox lets through (the sandbox tests):
 //   try-read PATH       print "READ[PATH] ok N bytes" or "READ[PATH] error=<strerror>"
 //   try-write PATH      create PATH: "WRITE[PATH] ok" or "WRITE[PATH] error=<strerror>"
@@ -187,6 +189,23 @@ std::string TryCli(const std::string& spec) {
 }
 
 }  // namespace
+
+// path with each $NAME (letters, digits, '_') replaced by that environment variable's value.
+std::string ExpandEnv(const std::string& path) {
+  std::string out;
+  for (size_t i = 0; i < path.size(); ++i) {
+    size_t j = i + 1;
+    while (path[i] == '$' && j < path.size() && (std::isalnum(static_cast<unsigned char>(path[j])) || path[j] == '_')) ++j;
+    if (path[i] != '$' || j == i + 1) {
+      out += path[i];
+      continue;
+    }
+    const char* v = std::getenv(path.substr(i + 1, j - i - 1).c_str());
+    out += v ? v : "";
+    i = j - 1;
+  }
+  return out;
+}
 
 // Returns once `path` exists, woken by inotify on its directory (watch first, then check).
 void WaitForFile(const std::string& path) {
@@ -366,7 +385,7 @@ int main(int argc, char** argv) {
       kill(feeder, SIGKILL);
       waitpid(feeder, nullptr, 0);
     } else if (verb == "wait-file") {
-      WaitForFile(rest);
+      WaitForFile(ExpandEnv(rest));
     } else if (verb == "hang") {
       if (rest == "stubborn") signal(SIGTERM, SIG_IGN);
       for (;;) pause();
