@@ -143,8 +143,8 @@ void TreeSweeper::Signal(RunMarks marks, int sig) {
 }
 
 void TreeSweeper::SweepAfterExit(RunMarks marks) {
+  if (!HasUntrackedChildren()) return;
   boost::asio::post(pool_, [marks = std::move(marks)] {
-    if (!HasUntrackedChildren()) return;
     SignalProcesses(FindRunProcesses(marks), SIGKILL);
   });
 }

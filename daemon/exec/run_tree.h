@@ -53,8 +53,9 @@ class TreeSweeper {
   ~TreeSweeper();
   // Signals the run's processes (off the caller's thread).
   void Signal(RunMarks marks, int sig);
-  // After the run's leader was reaped: SIGKILL whatever of the run is left outside its group
-  // (only scans /proc when an orphan exists).
+  // After the run's leader was reaped: SIGKILL whatever of the run is left outside its group.
+  // Looks for an orphan on the caller's thread (one small read of procfs, cheaper than waking
+  // a pool thread for it) and only then scans /proc, off the caller's thread.
   void SweepAfterExit(RunMarks marks);
   // Blocks until every queued scan has run (tests).
   void Drain();

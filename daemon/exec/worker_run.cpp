@@ -208,10 +208,8 @@ void WorkerRun::OnExited(int exit_code, int term_signal) {
       self->stdout_.close(ignore);
       self->stderr_.close(ignore);
     });
-  } else {
-    // The leader is gone and the pipes are closed; make sure no straggler survives.
-    KillGroupIfPinned();
   }
+  // With the pipes closed, MaybeFinish ends what is left of the group at once.
   MaybeFinish();
 }
 
