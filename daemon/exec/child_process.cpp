@@ -116,8 +116,8 @@ StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec) {
   // From the clock around the spawn (no /proc read on the loop), else from /proc.
   child.start_time = StartTimeBetween(before, after).value_or(0);
   if (child.start_time == 0) child.start_time = ReadProcStartTime(pid);
+  // A pidfd is always close-on-exec (pidfd_open(2)).
   child.pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-  if (child.pidfd >= 0) fcntl(child.pidfd, F_SETFD, FD_CLOEXEC);
   child.stdin_fd = TakeFd(in.w);
   child.stdout_fd = TakeFd(out.r);
   child.stderr_fd = TakeFd(err.r);
