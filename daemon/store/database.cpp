@@ -141,6 +141,7 @@ void Database::MaybeInjectFault(std::string_view sql) {
 }
 
 void Database::Exec(std::string_view sql) {
+  ++undo_count_;  // whatever it runs (a ROLLBACK among them), cached rows are not trusted after
   MaybeInjectFault(sql);
   std::string s(sql);
   char* err = nullptr;
@@ -178,10 +179,17 @@ void Database::RunCached(std::string_view sql) { Prepare(sql).Run(); }
 void Database::Begin() { RunCached("BEGIN IMMEDIATE"); }
 void Database::BeginRead() { RunCached("BEGIN"); }
 void Database::Commit() { RunCached("COMMIT"); }
-void Database::Rollback() { RunCached("ROLLBACK"); }
+// The undo count moves first: it must move even when the statement itself fails.
+void Database::Rollback() {
+  ++undo_count_;
+  RunCached("ROLLBACK");
+}
 void Database::Savepoint() { RunCached("SAVEPOINT op"); }
 void Database::Release() { RunCached("RELEASE op"); }
-void Database::RollbackTo() { RunCached("ROLLBACK TO op"); }
+void Database::RollbackTo() {
+  ++undo_count_;
+  RunCached("ROLLBACK TO op");
+}
 
 std::vector<std::string> Database::CachedSql() const {
   std::vector<std::string> out;

@@ -124,6 +124,10 @@ class Database {
   // changes included): moves with every write this connection makes.
   int64_t TotalChanges() const { return sqlite3_total_changes64(db_); }
   bool InTransaction() const { return !sqlite3_get_autocommit(db_); }
+  // Moves whenever changes made through this connection may have been undone: ROLLBACK,
+  // ROLLBACK TO, or any SQL run through Exec. The stores' row caches (store/row_cache.h) drop
+  // what they hold when it moved.
+  uint64_t undo_count() const { return undo_count_; }
   const std::string& path() const { return path_; }
 
   // Every SQL text compiled through Prepare() so far (for plan checks and diagnostics).
@@ -151,6 +155,7 @@ class Database {
   // Node-based: a slot's address stays valid while Statements point at it.
   std::unordered_map<std::string, StatementSlot, Hash, std::equal_to<>> cache_;
   int64_t compiles_ = 0;
+  uint64_t undo_count_ = 0;
   std::unique_ptr<WalCheckpointer> checkpointer_;
 };
 

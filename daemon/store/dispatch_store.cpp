@@ -63,6 +63,11 @@ void BindAll(Statement& st, const DispatchRecord& d) {
   st.Bind(31, d.start_head);
 }
 
+size_t TextBytes(const DispatchRecord& d) {
+  return d.result.size() + d.evidence.size() + d.fingerprint.size() + d.target.size() +
+         d.start_head.size() + d.token.size();
+}
+
 constexpr const char* kColumns =
     "task_id, target, terminal, profile, family, state, attempt, op_retries, coordinator, "
     "token, pid, proc_start, created_ms, not_before_ms, started_ms, finished_ms, deadline_ms, "
@@ -73,11 +78,14 @@ constexpr const char* kColumns =
 }  // namespace
 
 std::optional<DispatchRecord> DispatchStore::Get(int64_t id) {
+  if (const DispatchRecord* cached = cache_.Find(id)) return *cached;
   static const std::string kSql = std::string(kSelect) + " WHERE id = ?";
   auto st = db_.Prepare(kSql);
   st.Bind(1, id);
   if (!st.Step()) return std::nullopt;
-  return ReadRow(st);
+  DispatchRecord d = ReadRow(st);
+  cache_.Put(id, d, TextBytes(d));
+  return d;
 }
 
 int64_t DispatchStore::Insert(const DispatchRecord& d) {
@@ -89,7 +97,11 @@ int64_t DispatchStore::Insert(const DispatchRecord& d) {
   auto st = db_.Prepare(kSql);
   BindAll(st, d);
   st.Run();
-  return db_.LastInsertId();
+  // Every column but the id was bound from d: the new row is d with its id.
+  DispatchRecord row = d;
+  row.id = db_.LastInsertId();
+  cache_.Put(row.id, row, TextBytes(row));
+  return row.id;
 }
 
 void DispatchStore::Update(const DispatchRecord& d) {
@@ -117,6 +129,12 @@ void DispatchStore::Update(const DispatchRecord& d) {
   BindAll(st, d);
   st.Bind(32, d.id);
   st.Run();
+  if (DispatchRecord* cached = cache_.Find(d.id)) {
+    DispatchRecord row = d;  // all but the two columns the UPDATE leaves alone
+    row.task_id = cached->task_id;
+    row.created_ms = cached->created_ms;
+    cache_.Put(d.id, row, TextBytes(row));
+  }
 }
 
 std::vector<DispatchRecord> DispatchStore::ForTask(int64_t task_id) {

@@ -8,6 +8,7 @@
 
 #include "domain/dispatch.h"
 #include "store/database.h"
+#include "store/row_cache.h"
 
 namespace conclave::store {
 
@@ -15,7 +16,7 @@ using DispatchRecord = domain::Dispatch;
 
 class DispatchStore {
  public:
-  explicit DispatchStore(Database& db) : db_(db) {}
+  explicit DispatchStore(Database& db) : db_(db), cache_(db) {}
 
   std::optional<DispatchRecord> Get(int64_t id);
   int64_t Insert(const DispatchRecord& d);
@@ -31,6 +32,7 @@ class DispatchStore {
 
  private:
   Database& db_;
+  RowCache<int64_t, DispatchRecord> cache_;  // Get's rows, kept exact by the writes
 };
 
 }  // namespace conclave::store

@@ -10,13 +10,17 @@ HandleRecord ReadRow(const Statement& st) {
 }  // namespace
 
 std::optional<HandleRecord> HandleStore::Get(const std::string& name) {
+  if (const HandleRecord* cached = cache_.Find(name)) return *cached;
   auto st = db_.Prepare("SELECT name, kind, created_ms, closed FROM handles WHERE name = ?");
   st.Bind(1, name);
   if (!st.Step()) return std::nullopt;
-  return ReadRow(st);
+  HandleRecord h = ReadRow(st);
+  cache_.Put(name, h, h.kind.size());
+  return h;
 }
 
 void HandleStore::Insert(const HandleRecord& h) {
+  cache_.Erase(h.name);
   db_.Prepare("INSERT INTO handles(name, kind, created_ms, closed) VALUES (?,?,?,?)")
       .Bind(1, h.name)
       .Bind(2, h.kind)
@@ -27,6 +31,7 @@ void HandleStore::Insert(const HandleRecord& h) {
 
 void HandleStore::MarkClosed(const std::string& name) {
   db_.Prepare("UPDATE handles SET closed = 1 WHERE name = ?").Bind(1, name).Run();
+  if (HandleRecord* cached = cache_.Find(name)) cached->closed = true;
 }
 
 std::vector<HandleRecord> HandleStore::List(bool include_closed) {

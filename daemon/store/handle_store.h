@@ -8,6 +8,7 @@
 
 #include "domain/gate.h"
 #include "store/database.h"
+#include "store/row_cache.h"
 
 namespace conclave::store {
 
@@ -15,7 +16,7 @@ using HandleRecord = domain::Handle;
 
 class HandleStore {
  public:
-  explicit HandleStore(Database& db) : db_(db) {}
+  explicit HandleStore(Database& db) : db_(db), cache_(db) {}
 
   std::optional<HandleRecord> Get(const std::string& name);
   void Insert(const HandleRecord& h);
@@ -25,6 +26,7 @@ class HandleStore {
 
  private:
   Database& db_;
+  RowCache<std::string, HandleRecord> cache_;  // Get's rows, kept exact by the writes
 };
 
 }  // namespace conclave::store

@@ -40,14 +40,22 @@ TaskRecord ReadRow(const Statement& st) {
   return t;
 }
 
+size_t TextBytes(const TaskRecord& t) {
+  return t.brief.size() + t.result.size() + t.hypothesis.size() + t.scope.size() +
+         t.validation.size() + t.blocked_reason.size() + t.title.size();
+}
+
 }  // namespace
 
 std::optional<TaskRecord> TaskStore::Get(int64_t id) {
+  if (const TaskRecord* cached = cache_.Find(id)) return *cached;
   static const std::string kSql = std::string(kSelect) + " WHERE id = ?";
   auto st = db_.Prepare(kSql);
   st.Bind(1, id);
   if (!st.Step()) return std::nullopt;
-  return ReadRow(st);
+  TaskRecord t = ReadRow(st);
+  cache_.Put(id, t, TextBytes(t));
+  return t;
 }
 
 std::optional<TaskRecord> TaskStore::GetByKey(const std::string& key) {
@@ -88,6 +96,15 @@ void TaskStore::Update(const TaskRecord& t) {
   st.Bind(13, t.auto_retries_used).Bind(14, t.budget_usd).Bind(15, t.unmet_deps);
   st.Bind(16, t.breaker_count).Bind(17, t.breaker_fp).Bind(18, t.last_target).Bind(19, t.id);
   st.Run();
+  if (TaskRecord* cached = cache_.Find(t.id)) {
+    // The columns the UPDATE leaves alone keep the values read.
+    TaskRecord row = t;
+    row.idem_key = cached->idem_key;
+    row.created_ms = cached->created_ms;
+    row.coordinator = cached->coordinator;
+    row.session = cached->session;
+    cache_.Put(t.id, row, TextBytes(row));
+  }
 }
 
 std::vector<TaskRecord> TaskStore::List(const std::string& status, int limit) {

@@ -9,6 +9,7 @@
 
 #include "domain/task.h"
 #include "store/database.h"
+#include "store/row_cache.h"
 
 namespace conclave::store {
 
@@ -16,7 +17,7 @@ using TaskRecord = domain::Task;
 
 class TaskStore {
  public:
-  explicit TaskStore(Database& db) : db_(db) {}
+  explicit TaskStore(Database& db) : db_(db), cache_(db) {}
 
   std::optional<TaskRecord> Get(int64_t id);
   std::optional<TaskRecord> GetByKey(const std::string& key);
@@ -32,6 +33,7 @@ class TaskStore {
 
  private:
   Database& db_;
+  RowCache<int64_t, TaskRecord> cache_;  // Get's rows, kept exact by the writes
 };
 
 }  // namespace conclave::store

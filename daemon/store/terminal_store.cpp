@@ -14,14 +14,18 @@ TerminalRecord ReadRow(const Statement& st) {
 }  // namespace
 
 std::optional<TerminalRecord> TerminalStore::Get(const std::string& handle) {
+  if (const TerminalRecord* cached = cache_.Find(handle)) return *cached;
   static const std::string kSql = std::string(kSelect) + " WHERE handle = ?";
   auto st = db_.Prepare(kSql);
   st.Bind(1, handle);
   if (!st.Step()) return std::nullopt;
-  return ReadRow(st);
+  TerminalRecord t = ReadRow(st);
+  cache_.Put(handle, t, t.cwd.size());
+  return t;
 }
 
 void TerminalStore::Insert(const TerminalRecord& t) {
+  cache_.Erase(t.handle);
   db_.Prepare(
          "INSERT INTO terminals(handle, profile, cwd, state, active_dispatch, created_ms, "
          "exclusive) VALUES (?,?,?,?,?,?,?)")
@@ -41,6 +45,10 @@ void TerminalStore::Save(const TerminalRecord& t) {
       .Bind(2, t.active_dispatch)
       .Bind(3, t.handle)
       .Run();
+  if (TerminalRecord* cached = cache_.Find(t.handle)) {
+    cached->state = t.state;
+    cached->active_dispatch = t.active_dispatch;
+  }
 }
 
 std::vector<TerminalRecord> TerminalStore::List(bool include_closed) {

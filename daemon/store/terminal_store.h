@@ -7,6 +7,7 @@
 
 #include "domain/terminal.h"
 #include "store/database.h"
+#include "store/row_cache.h"
 
 namespace conclave::store {
 
@@ -14,7 +15,7 @@ using TerminalRecord = domain::Terminal;
 
 class TerminalStore {
  public:
-  explicit TerminalStore(Database& db) : db_(db) {}
+  explicit TerminalStore(Database& db) : db_(db), cache_(db) {}
 
   std::optional<TerminalRecord> Get(const std::string& handle);
   void Insert(const TerminalRecord& t);
@@ -28,6 +29,7 @@ class TerminalStore {
 
  private:
   Database& db_;
+  RowCache<std::string, TerminalRecord> cache_;  // Get's rows, kept exact by the writes
 };
 
 }  // namespace conclave::store
