@@ -7,6 +7,7 @@
 // differ only in what the daemon must skip.
 #include <sqlite3.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -25,8 +26,14 @@ void Check(sqlite3* db, int rc, const char* what) {
   std::exit(1);
 }
 
-// Appends rows until the log holds `total` messages.
+// Appends rows until the log holds `total` messages. They are stamped with the last `total`
+// milliseconds: older ones would be deleted by the daemon's retention pass at start (read
+// messages after 90 days, heartbeats after 7), which then measured a smaller log and, in the
+// first repetition, reads interleaved with its deletes.
 void Fill(const std::string& path, long total) {
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
   sqlite3* db = nullptr;
   Check(db, sqlite3_open(path.c_str(), &db), "open");
   Check(db, sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
@@ -61,7 +68,7 @@ void Fill(const std::string& path, long total) {
     std::string to = "h" + std::to_string(pick(0, 7, 20, 100));
     std::string from = "h" + std::to_string(pick(14, 3, 20, 100));
     std::string subject = "fill " + std::to_string(i);
-    sqlite3_bind_int64(ins, 1, 1700000000000LL + i);
+    sqlite3_bind_int64(ins, 1, now_ms - total + i);
     sqlite3_bind_text(ins, 2, kTypes[(x >> 28) % 8], -1, SQLITE_STATIC);
     sqlite3_bind_text(ins, 3, from.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(ins, 4, to.c_str(), -1, SQLITE_TRANSIENT);
@@ -135,9 +142,18 @@ std::vector<ReadPath> ReadPaths() {
 
 using Samples = std::map<std::string, std::vector<std::vector<double>>>;  // path → per rep
 
-void MeasureReads(Env& env, Daemon& d, Samples& out, const char* label) {
+void MeasureReads(Env& env, Daemon& d, Samples& out, const char* label, long messages) {
   constexpr int kN = 300;
   auto stub = Stub(d.socket(), 500);
+  // The log measured is the log filled: nothing of it was deleted on the way.
+  int64_t held = Counts(*stub)["messages"];
+  std::fprintf(stderr, "bench: reads at %s: the daemon holds %lld messages\n", label,
+               static_cast<long long>(held));
+  if (held < messages) {
+    std::fprintf(stderr, "bench: WARNING: %lld messages filled but %lld held; the rows at %s "
+                 "measure a smaller log\n", static_cast<long long>(messages),
+                 static_cast<long long>(held), label);
+  }
   for (int rep = 0; rep < env.reps; ++rep) {
     std::fprintf(stderr, "bench: reads at %s, rep %d\n", label, rep + 1);
     for (const auto& p : ReadPaths()) {
@@ -160,7 +176,7 @@ void RunReads(Env& env) {
   std::vector<double> restart_small, restart_big;
   restart_small.push_back(d.Start());
   Samples small, big;
-  MeasureReads(env, d, small, "1k");
+  MeasureReads(env, d, small, "1k", 1000);
   for (int rep = 1; rep < env.reps; ++rep) {
     d.Stop();
     restart_small.push_back(d.Start());
@@ -174,7 +190,7 @@ void RunReads(Env& env) {
     if (rep) d.Stop();
     restart_big.push_back(d.Start());
   }
-  MeasureReads(env, d, big, big_label.c_str());
+  MeasureReads(env, d, big, big_label.c_str(), env.messages);
   d.Stop();
 
   for (const auto& p : ReadPaths()) {
