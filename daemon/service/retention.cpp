@@ -2,6 +2,7 @@
 
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <filesystem>
 #include <spdlog/spdlog.h>
@@ -10,7 +11,6 @@
 namespace conclave::service {
 namespace {
 
-constexpr int kDeleteBatch = 5000;     // messages per write
 constexpr int kDispatchBatch = 10000;  // dispatch rows looked at per pass
 
 int64_t DaysMs(double days) { return static_cast<int64_t>(days * 86400.0 * 1000.0); }
@@ -43,6 +43,12 @@ DiskView Measure(const std::string& state_dir, const std::string& database_path)
 }
 
 }  // namespace
+
+int NextDeleteBatch(int batch, std::chrono::microseconds took) {
+  if (took < std::chrono::milliseconds(1)) batch *= 2;
+  else if (took > std::chrono::milliseconds(2)) batch /= 2;
+  return std::clamp(batch, kMinDeleteBatch, kMaxDeleteBatch);
+}
 
 void Retention::Start() {
   RunPass([this] {
@@ -91,7 +97,8 @@ void Retention::RunPass(std::function<void()> done) {
       spdlog::warn("retention: reading dispatches failed: {}", e.what());
     }
   }
-  DeleteMessages(heartbeat_upto, read_upto, [this, dirs = std::move(dirs), done]() mutable {
+  DeleteMessages(heartbeat_upto, read_upto, 0, kFirstDeleteBatch,
+                 [this, dirs = std::move(dirs), done]() mutable {
     OffLoop(std::move(dirs), [this, done] {
       running_ = false;
       if (done) done();
@@ -107,24 +114,33 @@ void Retention::RunPass(std::function<void()> done) {
   });
 }
 
-void Retention::DeleteMessages(int64_t heartbeat_upto, int64_t read_upto,
-                               std::function<void()> then) {
+void Retention::DeleteMessages(int64_t heartbeat_upto, int64_t read_upto, int64_t after_seq,
+                               int batch, std::function<void()> then) {
   if (heartbeat_upto <= 0 && read_upto <= 0) return then();
-  int deleted = 0;
+  store::RetentionStore::Deleted deleted;
+  auto t0 = std::chrono::steady_clock::now();
   Status s = core_.batcher.Write([&]() -> Status {
-    deleted = store_.DeleteMessages(heartbeat_upto, read_upto, kDeleteBatch);
+    deleted = store_.DeleteMessages(heartbeat_upto, read_upto, after_seq, batch);
     return Status::Ok();
   });
+  core_.batcher.Flush();  // its COMMIT counts in how long it held the loop
+  auto took = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - t0);
   if (!s.ok()) {
     // A full disk refuses even deletes' journal: try again next pass.
     spdlog::warn("retention: deleting old messages failed: {}", s.message());
     return then();
   }
-  disk_.removed_messages += deleted;
-  if (deleted < kDeleteBatch) return then();
-  // More to go: the next batch after whatever else is waiting on the loop.
-  boost::asio::post(core_.io, [this, heartbeat_upto, read_upto, then = std::move(then)]() mutable {
-    DeleteMessages(heartbeat_upto, read_upto, std::move(then));
+  disk_.removed_messages += deleted.count;
+  if (deleted.count < batch) return then();
+  // More to go, from where this one stopped: after a pause as long as this delete took, so
+  // the loop's other work gets at least half of it.
+  int next = NextDeleteBatch(batch, took);
+  pause_.expires_after(took);
+  pause_.async_wait([this, heartbeat_upto, read_upto, from = deleted.last_seq, next,
+                     then = std::move(then)](const boost::system::error_code& ec) mutable {
+    if (ec) return;  // the daemon is going away
+    DeleteMessages(heartbeat_upto, read_upto, from, next, std::move(then));
   });
 }
 

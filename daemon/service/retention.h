@@ -8,10 +8,13 @@
 // Loop thread only (the pool work touches only paths it was given).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
+
+#include <boost/asio/steady_timer.hpp>
 
 #include "common/clock.h"
 #include "service/core.h"
@@ -29,9 +32,17 @@ struct DiskView {
   int64_t removed_dispatch_dirs = 0, removed_messages = 0;  // since the daemon started
 };
 
+// How many messages the next delete of a pass takes, from how long the last one (its DELETE and
+// its COMMIT) held the loop: the batch doubles while that is under 1 ms and halves above 2 ms,
+// within [kMinDeleteBatch, kMaxDeleteBatch], so a pass over a big backlog never stalls the
+// loop's other work for long, whatever the disk and the log. Between two deletes the pass
+// waits as long as the last one took: a backlog takes at most about half of the loop.
+constexpr int kFirstDeleteBatch = 256, kMinDeleteBatch = 16, kMaxDeleteBatch = 5000;
+int NextDeleteBatch(int batch, std::chrono::microseconds took);
+
 class Retention {
  public:
-  explicit Retention(Core& core) : core_(core), store_(core.db) {}
+  explicit Retention(Core& core) : core_(core), store_(core.db), pause_(core.io) {}
 
   // A pass now, then one every interval.
   void Start();
@@ -43,7 +54,8 @@ class Retention {
   void Connect(FlowSweeper* flows) { flows_ = flows; }
 
  private:
-  void DeleteMessages(int64_t heartbeat_upto, int64_t read_upto, std::function<void()> then);
+  void DeleteMessages(int64_t heartbeat_upto, int64_t read_upto, int64_t after_seq, int batch,
+                      std::function<void()> then);
   void OffLoop(std::vector<int64_t> dirs, std::function<void()> done);
 
   Core& core_;
@@ -54,6 +66,7 @@ class Retention {
   bool running_ = false, stopped_ = false;
   std::vector<std::function<void()>> again_;  // asked for during a pass: one more after it
   std::shared_ptr<Alarm> next_;
+  boost::asio::steady_timer pause_;  // between two deletes of a backlog
 };
 
 }  // namespace conclave::service

@@ -29,14 +29,20 @@ int64_t RetentionStore::LastSeqBefore(int64_t cutoff_ms, int64_t last_seq) {
   return found;
 }
 
-int RetentionStore::DeleteMessages(int64_t heartbeat_upto, int64_t read_upto, int limit) {
+RetentionStore::Deleted RetentionStore::DeleteMessages(int64_t heartbeat_upto, int64_t read_upto,
+                                                       int64_t after_seq, int limit) {
   auto st = db_.Prepare(
-      "DELETE FROM messages WHERE seq IN (SELECT seq FROM messages WHERE seq <= ? AND "
-      "((type = 'heartbeat' AND seq <= ?) OR (read = 1 AND seq <= ?)) ORDER BY seq LIMIT ?)");
+      "DELETE FROM messages WHERE seq IN (SELECT seq FROM messages WHERE seq > ?5 AND seq <= ?1 "
+      "AND ((type = 'heartbeat' AND seq <= ?2) OR (read = 1 AND seq <= ?3)) ORDER BY seq "
+      "LIMIT ?4) RETURNING seq");
   st.Bind(1, std::max(heartbeat_upto, read_upto)).Bind(2, heartbeat_upto).Bind(3, read_upto);
-  st.Bind(4, limit);
-  st.Run();
-  return db_.Changes();
+  st.Bind(4, limit).Bind(5, after_seq);
+  Deleted d;
+  while (st.Step()) {
+    ++d.count;
+    d.last_seq = std::max(d.last_seq, st.Int(0));
+  }
+  return d;
 }
 
 std::vector<RetentionStore::DispatchAge> RetentionStore::DispatchesAfter(int64_t after_id,

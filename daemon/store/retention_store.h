@@ -18,9 +18,14 @@ class RetentionStore {
   // The highest seq of a message created before cutoff_ms (0 = none), by binary search over
   // seq (seq grows with time): a few dozen primary-key reads whatever the log's size.
   int64_t LastSeqBefore(int64_t cutoff_ms, int64_t last_seq);
-  // Deletes at most `limit` messages: heartbeats with seq <= heartbeat_upto and read messages
-  // with seq <= read_upto. Returns how many went.
-  int DeleteMessages(int64_t heartbeat_upto, int64_t read_upto, int limit);
+  struct Deleted {
+    int count = 0;
+    int64_t last_seq = 0;  // the highest seq deleted (0: none)
+  };
+  // Deletes at most `limit` messages with seq > after_seq, lowest seq first: heartbeats with
+  // seq <= heartbeat_upto and read messages with seq <= read_upto. A pass hands the last
+  // batch's last_seq on as after_seq, so no batch walks again over the messages kept below it.
+  Deleted DeleteMessages(int64_t heartbeat_upto, int64_t read_upto, int64_t after_seq, int limit);
 
   struct DispatchAge {
     int64_t id = 0, finished_ms = 0;  // finished_ms 0: not finished

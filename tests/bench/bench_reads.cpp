@@ -30,10 +30,12 @@ void Check(sqlite3* db, int rc, const char* what) {
 // milliseconds: older ones would be deleted by the daemon's retention pass at start (read
 // messages after 90 days, heartbeats after 7), which then measured a smaller log and, in the
 // first repetition, reads interleaved with its deletes.
-void Fill(const std::string& path, long total) {
+// With days_old > 0 they are that much older instead: a backlog for retention to delete.
+void Fill(const std::string& path, long total, int days_old = 0) {
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
-                             .count();
+                             .count() -
+                         int64_t{days_old} * 86400000;
   sqlite3* db = nullptr;
   Check(db, sqlite3_open(path.c_str(), &db), "open");
   Check(db, sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
@@ -162,6 +164,55 @@ void MeasureReads(Env& env, Daemon& d, Samples& out, const char* label, long mes
   }
 }
 
+// The same log filled 100 days back: at start the retention pass deletes its read messages and
+// heartbeats (~70%) in writes on the loop, while the reads are measured.
+void RunReadsDuringRetention(Env& env, Samples& idle, const std::string& big_label) {
+  constexpr int kN = 300;
+  const char* const kPaths[] = {"Inbox to= one handle, limit 50", "GetStatus"};
+  Daemon d;
+  d.StartNew(env.daemon_bin, env.root + "/retention");
+  {
+    auto stub = Stub(d.socket(), 502);
+    for (int i = 0; i < 100; ++i) RegisterHandle(*stub, "h" + std::to_string(i));
+  }
+  std::vector<std::vector<double>> during[2];
+  for (int rep = 0; rep < env.reps; ++rep) {
+    d.Stop();
+    std::filesystem::remove(d.db_path() + "-wal");
+    std::filesystem::remove(d.db_path() + "-shm");
+    std::filesystem::remove(d.db_path());
+    d.Start();  // a fresh schema
+    d.Stop();
+    Fill(d.db_path(), env.messages, 100);
+    d.Start();
+    auto stub = Stub(d.socket(), 503 + rep);
+    int64_t before = Counts(*stub)["messages"];
+    auto paths = ReadPaths();
+    for (int i = 0; i < 2; ++i) {
+      for (const auto& p : paths) {
+        if (p.name == std::string(kPaths[i])) {
+          during[i].push_back(TimeCalls(kN, [&] { return p.call(*stub); }));
+        }
+      }
+    }
+    int64_t after = Counts(*stub)["messages"];
+    std::fprintf(stderr, "bench: reads during retention, rep %d: %lld → %lld messages while "
+                 "measured\n", rep + 1, static_cast<long long>(before),
+                 static_cast<long long>(after));
+  }
+  d.Stop();
+  for (int i = 0; i < 2; ++i) {
+    for (double pct : {50.0, 99.0}) {
+      std::string name = std::string(kPaths[i]) + (pct == 50 ? " p50" : " p99") +
+                         " while retention deletes a " + big_label + " backlog";
+      Row& r = env.table.Get(name, "µs", "idle at " + big_label);
+      for (const auto& v : during[i]) r.conclave.push_back(Percentile(v, pct));
+      for (const auto& v : idle[kPaths[i]]) r.bare.push_back(Percentile(v, pct));
+    }
+  }
+  std::filesystem::remove_all(d.dir);
+}
+
 }  // namespace
 
 void RunReads(Env& env) {
@@ -205,6 +256,7 @@ void RunReads(Env& env) {
   for (double s : restart_big) r.conclave.push_back(s * 1000);
   for (double s : restart_small) r.bare.push_back(s * 1000);
   std::filesystem::remove_all(d.dir);
+  RunReadsDuringRetention(env, big, big_label);
 }
 
 }  // namespace bench

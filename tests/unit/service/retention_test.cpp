@@ -104,5 +104,59 @@ TEST_CASE("the retention pass repeats by itself every interval", "[service][rete
   REQUIRE(h.RunUntil([&] { return h.Count("heartbeat") == 0; }));
 }
 
+TEST_CASE("retention deletes a backlog in small writes, each from where the last stopped",
+          "[service][retention]") {
+  Retained h;
+  // 1,200 old read messages with an unread one after every third: more than one write's worth,
+  // with kept messages between the deleted ones.
+  for (int i = 0; i < 1200; ++i) {
+    h.Note("status", "read " + std::to_string(i));
+    if (i % 3 == 0) h.Note("escalation", "kept " + std::to_string(i));
+  }
+  while (!h.core->messages.TakeUnread("coordinator", {"status"}, 1000, false).empty()) {
+  }
+  const int64_t commits = h.core->batcher.commits();
+  h.clock.Advance(31 * kDay);
+  h.Pass();
+  CHECK(h.Count("status") == 0);
+  CHECK(h.Count("escalation") == 400);
+  CHECK(h.services->retention.disk().removed_messages == 1200);
+  // The first write takes kFirstDeleteBatch (256): 1,200 need several.
+  CHECK(h.core->batcher.commits() - commits >= 2);
+}
+
+TEST_CASE("a retention delete starts after the seq it is given and reports the last it took",
+          "[service][retention]") {
+  Retained h;
+  for (int i = 0; i < 10; ++i) h.Note("heartbeat", "beat " + std::to_string(i));
+  auto beats = h.Messages("heartbeat");
+  REQUIRE(beats.size() == 10);
+  const int64_t fifth = beats[4].seq, last = beats[9].seq;
+  store::RetentionStore store(h.core->db);
+  store::RetentionStore::Deleted d;
+  REQUIRE(h.core->batcher.Write([&] {
+    d = store.DeleteMessages(last, 0, fifth, 3);
+    return Status::Ok();
+  }).ok());
+  h.core->batcher.Flush();
+  CHECK(d.count == 3);
+  CHECK(d.last_seq == beats[7].seq);
+  auto left = h.Messages("heartbeat");
+  REQUIRE(left.size() == 7);
+  CHECK(left[4].seq == fifth);     // at or below the start: untouched
+  CHECK(left[5].seq == beats[8].seq);
+}
+
+TEST_CASE("a retention write grows while it is quick and shrinks when it holds the loop") {
+  using std::chrono::microseconds;
+  CHECK(service::NextDeleteBatch(256, microseconds(300)) == 512);
+  CHECK(service::NextDeleteBatch(256, microseconds(1500)) == 256);
+  CHECK(service::NextDeleteBatch(256, microseconds(2500)) == 128);
+  CHECK(service::NextDeleteBatch(service::kMaxDeleteBatch, microseconds(10)) ==
+        service::kMaxDeleteBatch);
+  CHECK(service::NextDeleteBatch(service::kMinDeleteBatch, microseconds(500000)) ==
+        service::kMinDeleteBatch);
+}
+
 }  // namespace
 }  // namespace conclave

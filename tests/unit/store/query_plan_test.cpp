@@ -156,7 +156,7 @@ void ExerciseEveryQuery(store::Database& db) {
 
   store::RetentionStore retention(db);
   retention.LastSeqBefore(1, 100);
-  retention.DeleteMessages(5, 3, 100);
+  retention.DeleteMessages(5, 3, 1, 100);
   retention.DispatchesAfter(0, 10);
 
   store::CooldownStore cooldowns(db);
