@@ -105,6 +105,23 @@ store::TaskRecord NewTask() {
   return t;
 }
 
+// A migrated database with one task and one queued dispatch of it.
+struct TaskWithDispatch {
+  TempDb t{true};
+  store::TaskStore tasks{*t.db};
+  store::DispatchStore dispatches{*t.db};
+  int64_t task = tasks.Insert(NewTask());
+  store::DispatchRecord d = [this] {
+    store::DispatchRecord r;
+    r.task_id = task;
+    r.target = "w1";
+    r.coordinator = "boss";
+    r.created_ms = 10;
+    r.id = dispatches.Insert(r);
+    return r;
+  }();
+};
+
 }  // namespace
 
 TEST_CASE("row caches: a task read again costs no statement and stays equal to a fresh read") {
@@ -149,16 +166,8 @@ TEST_CASE("row caches: a task read again costs no statement and stays equal to a
 }
 
 TEST_CASE("row caches: a request rolled back to its savepoint is never served afterwards") {
-  TempDb t{true};
-  store::TaskStore tasks{*t.db};
-  store::DispatchStore dispatches{*t.db};
-  int64_t id = tasks.Insert(NewTask());
-  store::DispatchRecord d;
-  d.task_id = id;
-  d.target = "w1";
-  d.coordinator = "boss";
-  d.created_ms = 10;
-  d.id = dispatches.Insert(d);
+  TaskWithDispatch f;
+  auto& [t, tasks, dispatches, id, d] = f;
 
   store::Transaction txn(*t.db);
   txn.Begin();
@@ -207,16 +216,8 @@ TEST_CASE("row caches: after a failed COMMIT the rows read are the table's, not 
 }
 
 TEST_CASE("row caches: a dispatch keeps its task and creation time, which its UPDATE never writes") {
-  TempDb t{true};
-  store::TaskStore tasks{*t.db};
-  store::DispatchStore dispatches{*t.db};
-  int64_t task = tasks.Insert(NewTask());
-  store::DispatchRecord d;
-  d.task_id = task;
-  d.target = "w1";
-  d.coordinator = "boss";
-  d.created_ms = 10;
-  d.id = dispatches.Insert(d);
+  TaskWithDispatch f;
+  auto& [t, tasks, dispatches, task, d] = f;
   {
     // The row inserted is the row read: every column but the id was bound.
     StatementCounter reads(*t.db, "FROM dispatches WHERE id");
