@@ -94,6 +94,9 @@ Database::Database(const std::string& path, const Options& options) : path_(path
     throw StoreError(rc, msg);
   }
   sqlite3_extended_result_codes(db_, 1);
+  // Also the rollbacks SQLite makes by itself (a statement failing with IOERR, FULL or NOMEM
+  // can roll the whole transaction back): the row caches must hear of every one.
+  sqlite3_rollback_hook(db_, &Database::OnRollback, this);
   sqlite3_busy_timeout(db_, options.busy_timeout_ms);
   try {
     Exec("PRAGMA journal_mode=WAL;");

@@ -124,8 +124,8 @@ class Database {
   // changes included): moves with every write this connection makes.
   int64_t TotalChanges() const { return sqlite3_total_changes64(db_); }
   bool InTransaction() const { return !sqlite3_get_autocommit(db_); }
-  // Moves whenever changes made through this connection may have been undone: ROLLBACK,
-  // ROLLBACK TO, or any SQL run through Exec. The stores' row caches (store/row_cache.h) drop
+  // Moves whenever changes made through this connection may have been undone: ROLLBACK (ours
+  // or one SQLite makes by itself), ROLLBACK TO, or any SQL run through Exec. The stores' row caches (store/row_cache.h) drop
   // what they hold when it moved.
   uint64_t undo_count() const { return undo_count_; }
   const std::string& path() const { return path_; }
@@ -143,6 +143,7 @@ class Database {
   void SetFaultHookForTest(FaultHook hook) { fault_hook_ = std::move(hook); }
 
  private:
+  static void OnRollback(void* self) { ++static_cast<Database*>(self)->undo_count_; }
   struct Hash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }

@@ -100,6 +100,8 @@ int64_t DispatchStore::Insert(const DispatchRecord& d) {
   // Every column but the id was bound from d: the new row is d with its id.
   DispatchRecord row = d;
   row.id = db_.LastInsertId();
+  row.budget_usd = AsStored(row.budget_usd);
+  row.cost_usd = AsStored(row.cost_usd);
   cache_.Put(row.id, row, TextBytes(row));
   return row.id;
 }
@@ -133,6 +135,8 @@ void DispatchStore::Update(const DispatchRecord& d) {
     DispatchRecord row = d;  // all but the two columns the UPDATE leaves alone
     row.task_id = cached->task_id;
     row.created_ms = cached->created_ms;
+    row.budget_usd = AsStored(row.budget_usd);
+    row.cost_usd = AsStored(row.cost_usd);
     cache_.Put(d.id, row, TextBytes(row));
   }
 }

@@ -20,6 +20,9 @@
 
 namespace conclave::store {
 
+// A REAL as SQLite stores it: -0.0 comes back as 0.0 (it is kept as the integer 0).
+inline double AsStored(double v) { return v == 0 ? 0.0 : v; }
+
 template <typename Key, typename Row>
 class RowCache {
  public:

@@ -103,6 +103,7 @@ void TaskStore::Update(const TaskRecord& t) {
     row.created_ms = cached->created_ms;
     row.coordinator = cached->coordinator;
     row.session = cached->session;
+    row.budget_usd = AsStored(row.budget_usd);
     cache_.Put(t.id, row, TextBytes(row));
   }
 }

@@ -4,6 +4,7 @@
 // back to its savepoint, and after a failed COMMIT.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 
 #include "store/dispatch_store.h"
@@ -285,6 +286,8 @@ TEST_CASE("row caches: a terminal and a handle follow the writes their stores ma
   CHECK(truth->active_dispatch == cached_term->active_dispatch);
   CHECK(truth->cwd == cached_term->cwd);
   CHECK(truth->profile == cached_term->profile);
+  CHECK(truth->exclusive == cached_term->exclusive);
+  CHECK(truth->created_ms == cached_term->created_ms);
   CHECK(fresh_handles.Get("w1")->closed);
 }
 
@@ -298,4 +301,39 @@ TEST_CASE("row caches: a big row is read from the table each time, not kept") {
   StatementCounter reads(*t.db, "FROM tasks WHERE id");
   REQUIRE(tasks.Get(id));
   CHECK(reads.seen == 1);
+}
+
+TEST_CASE("row caches: SQL run through Exec, and a rollback SQLite makes itself, empty them") {
+  TempDb t{true};
+  store::TaskStore tasks{*t.db};
+  int64_t id = tasks.Insert(NewTask());
+  REQUIRE(tasks.Get(id)->title == "first");
+
+  t.db->Exec("UPDATE tasks SET title = 'by exec' WHERE id = " + std::to_string(id));
+  CHECK(tasks.Get(id)->title == "by exec");
+
+  // A transaction ended by a ROLLBACK that does not pass through Database::Rollback (as when
+  // SQLite rolls back by itself after an I/O error): the rollback hook still empties the cache.
+  t.db->Begin();
+  auto task = *tasks.Get(id);
+  task.title = "rolled back";
+  tasks.Update(task);
+  CHECK(tasks.Get(id)->title == "rolled back");
+  t.db->Prepare("ROLLBACK").Run();
+  CHECK(tasks.Get(id)->title == "by exec");
+}
+
+TEST_CASE("row caches: a negative zero is kept as SQLite keeps it") {
+  TaskWithDispatch f;
+  auto task = *f.tasks.Get(f.task);
+  task.budget_usd = -0.0;
+  f.tasks.Update(task);
+  auto run = *f.dispatches.Get(f.d.id);
+  run.cost_usd = -0.0;
+  f.dispatches.Update(run);
+  CHECK_FALSE(std::signbit(f.tasks.Get(f.task)->budget_usd));
+  CHECK_FALSE(std::signbit(f.dispatches.Get(f.d.id)->cost_usd));
+  store::TaskStore fresh{*f.t.db};
+  CHECK(std::signbit(fresh.Get(f.task)->budget_usd) ==
+        std::signbit(f.tasks.Get(f.task)->budget_usd));
 }
