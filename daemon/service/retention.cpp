@@ -60,6 +60,7 @@ void Retention::Start() {
 void Retention::Stop() {
   stopped_ = true;
   next_.reset();
+  pause_.cancel();
 }
 
 void Retention::RunPass(std::function<void()> done) {
@@ -119,11 +120,14 @@ void Retention::DeleteMessages(int64_t heartbeat_upto, int64_t read_upto, int64_
   if (heartbeat_upto <= 0 && read_upto <= 0) return then();
   store::RetentionStore::Deleted deleted;
   auto t0 = std::chrono::steady_clock::now();
+  const bool alone = !core_.batcher.pending();
   Status s = core_.batcher.Write([&]() -> Status {
     deleted = store_.DeleteMessages(heartbeat_upto, read_upto, after_seq, batch);
     return Status::Ok();
   });
-  core_.batcher.Flush();  // its COMMIT counts in how long it held the loop
+  // When this delete opened the transaction, its COMMIT now counts in how long it held the
+  // loop; other requests' writes (and what follows their commit) keep their own turn.
+  if (alone) core_.batcher.Flush();
   auto took = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - t0);
   if (!s.ok()) {
@@ -139,7 +143,7 @@ void Retention::DeleteMessages(int64_t heartbeat_upto, int64_t read_upto, int64_
   pause_.expires_after(took);
   pause_.async_wait([this, heartbeat_upto, read_upto, from = deleted.last_seq, next,
                      then = std::move(then)](const boost::system::error_code& ec) mutable {
-    if (ec) return;  // the daemon is going away
+    if (ec || stopped_) return;  // the daemon is going away
     DeleteMessages(heartbeat_upto, read_upto, from, next, std::move(then));
   });
 }

@@ -26,10 +26,11 @@ void Check(sqlite3* db, int rc, const char* what) {
   std::exit(1);
 }
 
-// Appends rows until the log holds `total` messages. They are stamped with the last `total`
-// milliseconds: older ones would be deleted by the daemon's retention pass at start (read
-// messages after 90 days, heartbeats after 7), which then measured a smaller log and, in the
-// first repetition, reads interleaved with its deletes.
+// Appends rows until the log holds `total` messages, stamped within the last second or so
+// (1,000 a millisecond, so an append after an earlier fill stays in time order). Older ones
+// would be deleted by the daemon's retention pass at start (read messages after 90 days,
+// heartbeats after 7): the log measured would be smaller, and the first repetition's reads
+// would interleave with those deletes.
 // With days_old > 0 they are that much older instead: a backlog for retention to delete.
 void Fill(const std::string& path, long total, int days_old = 0) {
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -70,7 +71,7 @@ void Fill(const std::string& path, long total, int days_old = 0) {
     std::string to = "h" + std::to_string(pick(0, 7, 20, 100));
     std::string from = "h" + std::to_string(pick(14, 3, 20, 100));
     std::string subject = "fill " + std::to_string(i);
-    sqlite3_bind_int64(ins, 1, now_ms - total + i);
+    sqlite3_bind_int64(ins, 1, now_ms - (total - i) / 1000);  // 1,000 a millisecond
     sqlite3_bind_text(ins, 2, kTypes[(x >> 28) % 8], -1, SQLITE_STATIC);
     sqlite3_bind_text(ins, 3, from.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(ins, 4, to.c_str(), -1, SQLITE_TRANSIENT);
@@ -171,10 +172,6 @@ void RunReadsDuringRetention(Env& env, Samples& idle, const std::string& big_lab
   const char* const kPaths[] = {"Inbox to= one handle, limit 50", "GetStatus"};
   Daemon d;
   d.StartNew(env.daemon_bin, env.root + "/retention");
-  {
-    auto stub = Stub(d.socket(), 502);
-    for (int i = 0; i < 100; ++i) RegisterHandle(*stub, "h" + std::to_string(i));
-  }
   std::vector<std::vector<double>> during[2];
   for (int rep = 0; rep < env.reps; ++rep) {
     d.Stop();
