@@ -160,6 +160,7 @@ int Fail(const std::string& why, int code = 1) {
 int main(int argc, char** argv) {
   using namespace conclave;
   ProductionRuntime();  // before gRPC or anything else starts a thread
+  BeginBackgroundThreads();  // every thread started before the loop runs is SCHED_BATCH
   config::Flags flags;
   if (auto exit_code = ParseFlags(argc, argv, flags)) return *exit_code;
   auto log_sink = std::make_shared<exec::RedactingLogSink>(nullptr);
@@ -244,6 +245,7 @@ int main(int argc, char** argv) {
       });
     });
   });
+  EndBackgroundThreads();  // the loop itself, and the workers it spawns, run SCHED_OTHER
   RunLoop(io);
   if (shutdown_thread.joinable()) shutdown_thread.join();
   server.value()->Wait();

@@ -6,10 +6,29 @@
 // lookup in a global lock-order graph under one process-wide spin lock, and a graph node
 // removed whenever a mutex is destroyed. It is a debugging aid (off by default in release
 // builds of abseil); ProductionRuntime() turns it off.
+//
+// Background threads run SCHED_BATCH. The loop hands every reply to gRPC, which wakes one of
+// its threads for it; as SCHED_OTHER that thread took the loop's core at once (on 2 cores,
+// gRPC's own threads were half of what preempted the loop) and the loop finished its turn
+// later. A SCHED_BATCH thread is not preempted for and does not preempt on
+// wake-up: it runs on an idle core, or when the thread running sleeps or uses up its slice.
+// It keeps its fair share of CPU; nothing is prioritised over other processes. Only the loop
+// (and what it spawns) stays SCHED_OTHER; a child spawned from a batch thread is put back to
+// SCHED_OTHER (SpawnChild), so workers and commands run as any other process does. A daemon
+// started under another policy (systemd's CPUSchedulingPolicy=) is left exactly as it is.
 #pragma once
 
 namespace conclave {
 
 void ProductionRuntime();
+
+// Puts the calling thread in SCHED_BATCH, so the threads it starts from now on (gRPC's, the
+// helper pool, the checkpointer) inherit it. Does nothing unless the thread runs SCHED_OTHER.
+void BeginBackgroundThreads();
+// Puts the calling thread (the loop) back to SCHED_OTHER after BeginBackgroundThreads().
+void EndBackgroundThreads();
+// True when the calling thread runs SCHED_BATCH because of BeginBackgroundThreads(): what it
+// spawns is to be put back to SCHED_OTHER.
+bool InBackgroundThread();
 
 }  // namespace conclave

@@ -1,6 +1,7 @@
 #include "exec/child_process.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/syscall.h>
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/runtime.h"
 #include "exec/child_registry.h"
 #include "exec/proc_info.h"
 
@@ -87,8 +89,16 @@ StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec) {
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_USEVFORK);
+  short flags = POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+                POSIX_SPAWN_USEVFORK;
+  if (InBackgroundThread()) {
+    // A helper thread's SCHED_BATCH (common/runtime.h) is the daemon's own: not the child's.
+    sched_param normal{};
+    posix_spawnattr_setschedpolicy(&attr, SCHED_OTHER);
+    posix_spawnattr_setschedparam(&attr, &normal);
+    flags |= POSIX_SPAWN_SETSCHEDULER;
+  }
+  posix_spawnattr_setflags(&attr, flags);
 
   std::vector<char*> argv, envp;
   for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));

@@ -12,6 +12,7 @@
 #include <cstdio>
 
 #include "bench_support.h"
+#include "common/runtime.h"
 
 namespace bench {
 namespace {
@@ -51,6 +52,9 @@ int ServePing(const std::string& socket) {
   sigaddset(&set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   unlink(socket.c_str());
+  // As conclaved's: every gRPC thread SCHED_BATCH (common/runtime.h). Its main thread only
+  // waits for the signal below.
+  conclave::BeginBackgroundThreads();
   PingService service;
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());

@@ -1,11 +1,15 @@
 // Unit tests: spawning workers into their own process group (exec/child_process, exec/proc_info).
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <string>
+#include <thread>
 
+#include "common/runtime.h"
 #include "exec/child_process.h"
 #include "exec/proc_info.h"
 
@@ -107,6 +111,47 @@ TEST_CASE("FindProcessesWithEnv finds a child by its environment entries, and on
   waitpid(c->pid, &st, 0);
   CHECK(!exec::SameProcess(c->pid, c->start_time));
   CHECK(exec::FindProcessesWithEnv({mark}).empty());
+}
+
+// The daemon's background threads run SCHED_BATCH (common/runtime.h); a command one of them
+// spawns (git, a verify command, a notifier) must run as any other process, SCHED_OTHER.
+TEST_CASE("a child spawned from a SCHED_BATCH background thread runs SCHED_OTHER", "[exec]") {
+  auto policy_of_child = [] {
+    exec::SpawnSpec spec;
+    // Field 41 of its own /proc stat is the policy (0 SCHED_OTHER, 3 SCHED_BATCH); the
+    // command's name (sh) has no spaces, so awk's fields are /proc's.
+    spec.argv = {"/bin/sh", "-c", "awk '{print $41}' /proc/$$/stat"};
+    spec.env = {"PATH=/usr/bin:/bin"};
+    spec.cwd = "/";
+    auto c = exec::SpawnChild(spec);
+    REQUIRE(c.ok());
+    close(c->stdin_fd);
+    std::string out;
+    char buf[64];
+    for (;;) {
+      pollfd p{c->stdout_fd, POLLIN, 0};
+      REQUIRE(poll(&p, 1, 10000) == 1);
+      ssize_t n = read(c->stdout_fd, buf, sizeof buf);
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    int st;
+    waitpid(c->pid, &st, 0);
+    for (int fd : {c->stdout_fd, c->stderr_fd, c->pidfd}) close(fd);
+    return out;
+  };
+  std::string from_batch, batch_self, from_normal;
+  std::thread t([&] {
+    conclave::BeginBackgroundThreads();
+    batch_self = std::to_string(sched_getscheduler(0));
+    from_batch = policy_of_child();
+    conclave::EndBackgroundThreads();
+    from_normal = policy_of_child();
+  });
+  t.join();
+  REQUIRE(batch_self == std::to_string(SCHED_BATCH));  // the thread itself did switch
+  CHECK(from_batch == "0\n");
+  CHECK(from_normal == "0\n");
 }
 
 }  // namespace

@@ -1,0 +1,66 @@
+// Integration: the daemon's threads and its workers' scheduling policy (common/runtime.h).
+// gRPC's threads run SCHED_BATCH so they do not preempt the loop that wakes them; the loop
+// and the workers it spawns run SCHED_OTHER, as any other process.
+#include <sched.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "daemon_fixture.h"
+#include "worker_waits.h"
+
+using conclave::testing::DaemonFixture;
+using namespace conclave::testing::waits;
+
+namespace {
+
+// A thread's comm and policy (field 41 of its stat: 0 SCHED_OTHER, 3 SCHED_BATCH).
+std::pair<std::string, int> CommAndPolicy(const std::string& stat_path) {
+  std::ifstream in(stat_path);
+  std::string line;
+  std::getline(in, line);
+  auto open = line.find('('), close = line.rfind(')');
+  REQUIRE(open != std::string::npos);
+  REQUIRE(close != std::string::npos);
+  std::istringstream rest(line.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 41 && rest >> field; ++i) {
+  }
+  return {line.substr(open + 1, close - open - 1), std::stoi(field)};
+}
+
+TEST_CASE("gRPC's threads run SCHED_BATCH; the loop and its workers SCHED_OTHER", "[dispatch]") {
+  DaemonFixture d;
+  std::string script = d.WriteFile("policy.sh", "awk '{print \"policy=\" $41}' /proc/$$/stat\n");
+  auto p = d.FakeProfile("sh", "shfam");
+  p["command"] = {"/bin/sh", script};
+  p["type"] = "command";
+  d.WriteProfile("sh", p);
+  d.Start();
+
+  const std::string tasks = "/proc/" + std::to_string(d.pid()) + "/task";
+  int loop_policy = -1, grpc_threads = 0, grpc_batch = 0;
+  for (const auto& t : std::filesystem::directory_iterator(tasks)) {
+    auto [comm, policy] = CommAndPolicy(t.path().string() + "/stat");
+    if (t.path().filename() == std::to_string(d.pid())) loop_policy = policy;
+    if (comm == "nexting_thread") {
+      ++grpc_threads;
+      if (policy == SCHED_BATCH) ++grpc_batch;
+    }
+  }
+  CHECK(loop_policy == SCHED_OTHER);
+  REQUIRE(grpc_threads > 0);  // the callback API's threads exist once the server serves
+  CHECK(grpc_batch == grpc_threads);
+
+  d.Cli({"terminal", "create", "--profile", "sh", "--handle", "s1", "--cwd", d.dir()});
+  std::string id = d.CliJson({"task", "create", "--brief", "-"}, "which policy\n")["task"]["id"];
+  d.CliJson({"dispatch", "--task", id, "--to", "s1"});
+  auto done = Payload(WaitDone(d, id));
+  CHECK(done["outcome"] == "succeeded");
+  CHECK(done["result"]["text"].get<std::string>().find("policy=0") != std::string::npos);
+}
+
+}  // namespace
