@@ -57,7 +57,7 @@ std::string FindOnPath(const std::string& program, const std::vector<std::string
   return "";
 }
 
-StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec) {
+StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec, PipeMode mode) {
   if (spec.argv.empty()) return InvalidArgument("command: empty argv");
   std::string program = FindOnPath(spec.argv[0], spec.env);
   if (program.empty()) {
@@ -131,8 +131,10 @@ StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec) {
   child.stdin_fd = TakeFd(in.w);
   child.stdout_fd = TakeFd(out.r);
   child.stderr_fd = TakeFd(err.r);
-  for (int fd : {child.stdin_fd, child.stdout_fd, child.stderr_fd}) {
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  if (mode == PipeMode::kNonBlocking) {
+    for (int fd : {child.stdin_fd, child.stdout_fd, child.stderr_fd}) {
+      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    }
   }
   return child;
 }

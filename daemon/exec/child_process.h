@@ -29,7 +29,12 @@ struct SpawnedChild {
   int64_t start_time = 0;  // /proc/<pid>/stat field 22
 };
 
-StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec);
+// How the caller uses the daemon's ends of the pipes. kNonBlocking sets O_NONBLOCK on them;
+// kAsio leaves that to asio, which sets it itself (FIONBIO) before its first read or write,
+// so the three fcntl pairs per spawn would only be made twice.
+enum class PipeMode { kNonBlocking, kAsio };
+
+StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec, PipeMode mode = PipeMode::kNonBlocking);
 
 // Resolves a program name against PATH as given in env ("PATH=..."); returns "" if not found.
 std::string FindOnPath(const std::string& program, const std::vector<std::string>& env);

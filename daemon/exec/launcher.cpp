@@ -7,7 +7,7 @@ namespace conclave::exec {
 StatusOr<std::shared_ptr<RunHandle>> ProcessLauncher::Launch(const LaunchPlan& plan,
                                                              const RunLimits& limits,
                                                              RunCallbacks cb) {
-  auto child = SpawnChild(plan.spec);
+  auto child = SpawnChild(plan.spec, PipeMode::kAsio);  // WorkerRun's pipes are asio's
   if (!child.ok()) return child.status();
   auto run = std::make_shared<WorkerRun>(io_, child.value(), plan.stdin_data, plan.transcript_path,
                                          plan.stdout_path, plan.secrets, limits, std::move(cb));
