@@ -32,7 +32,7 @@ std::pair<std::string, int> CommAndPolicy(const std::string& stat_path) {
   return {line.substr(open + 1, close - open - 1), std::stoi(field)};
 }
 
-TEST_CASE("gRPC's threads run SCHED_BATCH; the loop and its workers SCHED_OTHER", "[dispatch]") {
+TEST_CASE("gRPC's threads run SCHED_BATCH, the loop and its workers SCHED_OTHER", "[dispatch]") {
   DaemonFixture d;
   std::string script = d.WriteFile("policy.sh", "awk '{print \"policy=\" $41}' /proc/$$/stat\n");
   auto p = d.FakeProfile("sh", "shfam");
