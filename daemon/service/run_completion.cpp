@@ -22,6 +22,26 @@ constexpr int64_t kInlineFactsBytes = 16 << 10;
 std::string Dump(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
+
+// Dump(object) with one more member, key, whose value is the JSON text raw — itself a Dump —
+// put where Dump would put it (members in key order): the same text, without parsing raw only
+// to print it again.
+std::string DumpWith(const nlohmann::json& object, const std::string& key, const std::string& raw) {
+  std::string out = "{";
+  bool placed = false;
+  auto place = [&] {
+    if (out.size() > 1) out += ',';
+    out += Dump(key) + ':' + raw;
+    placed = true;
+  };
+  for (const auto& [k, v] : object.items()) {
+    if (!placed && key < k) place();
+    if (out.size() > 1) out += ',';
+    out += Dump(k) + ':' + Dump(v);
+  }
+  if (!placed) place();
+  return out + '}';
+}
 }  // namespace
 
 void RunCompletion::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& outcome,
@@ -171,9 +191,13 @@ void RunCompletion::ApplyToDispatch(domain::Dispatch& d, const domain::Task& t,
   d.failure_class = domain::FailureClassName(c.kind);
   d.evidence = Utf8Prefix(c.evidence, 2000);
   if (domain::IsCounted(c.kind)) d.fingerprint = domain::FailureFingerprint(c.evidence, t.hypothesis);
-  nlohmann::json result = facts.result;
-  if (c.kind == FailureKind::kClaimNotPersisted) result["unpersisted"] = facts.contract.unpersisted;
-  d.result = Dump(result);
+  if (c.kind == FailureKind::kClaimNotPersisted) {
+    nlohmann::json result = facts.result;
+    result["unpersisted"] = facts.contract.unpersisted;
+    d.result = Dump(result);
+  } else {
+    d.result = Dump(facts.result);
+  }
 }
 
 domain::NextStep RunCompletion::Decide(const domain::Dispatch& d, const domain::Task& t,
@@ -239,7 +263,7 @@ void RunCompletion::EmitOutcome(const domain::Dispatch& d, const domain::Task& t
                                 const CompletionFacts& facts, const domain::NextStep& next) {
   bool ok = d.failure_kind.empty();
   std::string outcome(domain::OutcomeName(ok));
-  nlohmann::json result = nlohmann::json::parse(d.result, nullptr, false);
+  // d.result is the Dump ApplyToDispatch just made: spliced in as it is.
   nlohmann::json payload = {{"outcome", outcome},
                             {"state", std::string(domain::DispatchStateName(d.state))},
                             {"exit_code", d.exit_code},
@@ -253,7 +277,6 @@ void RunCompletion::EmitOutcome(const domain::Dispatch& d, const domain::Task& t
                             {"terminal", d.terminal},
                             {"profile", d.profile},
                             {"task_status", std::string(domain::TaskStateName(t.status))},
-                            {"result", result},
                             {"will_retry", t.status == TaskState::kDispatched}};
   const auto& sections = facts.contract.contract.sections;
   auto summary = sections.find("SUMMARY");
@@ -262,14 +285,15 @@ void RunCompletion::EmitOutcome(const domain::Dispatch& d, const domain::Task& t
     // The run did not end by itself: the daemon is stopping and re-runs it on restart.
     core_.Notify({d.coordinator, "status", "high", d.task_id, d.id,
                   "dispatch " + id + " interrupted by shutdown",
-                  "re-queued; it runs again when conclaved restarts", Dump(payload)});
+                  "re-queued; it runs again when conclaved restarts",
+                  DumpWith(payload, "result", d.result)});
   } else {
     core_.Notify({d.coordinator, "worker_done", ok ? "normal" : "high", d.task_id, d.id,
                   "task " + tid + " dispatch " + id + " " + outcome +
                       (d.failure_kind.empty() ? "" : " (" + d.failure_kind + ")"),
                   summary != sections.end() && !summary->second.empty() ? summary->second
                                                                          : d.evidence,
-                  Dump(payload)});
+                  DumpWith(payload, "result", d.result)});
   }
   if (!next.escalation.empty()) {
     core_.Notify({d.coordinator, "escalation", next.escalation_priority, d.task_id, d.id,

@@ -345,5 +345,25 @@ TEST_CASE("a run that printed little is recorded without the helper pool, anythi
   CHECK(GitCalls(h) > git_before);
 }
 
+TEST_CASE("worker_done's payload is one canonical JSON object with the run's result as stored",
+          "[service][completion]") {
+  Claude h;
+  int64_t t = h.AddTask("do it");
+  REQUIRE(h.Dispatch(t, "w1").ok());
+  h.Finish(Fixture("claude/json/success.txt"), 0);
+  REQUIRE(h.Settled(t, TaskState::kCompleted));
+  auto done = h.Messages("worker_done");
+  REQUIRE(done.size() == 1);
+  nlohmann::json payload = nlohmann::json::parse(done[0].payload);
+  // Printed as nlohmann prints it: members in key order, nothing doubled or left out.
+  CHECK(payload.dump() == done[0].payload);
+  const std::string stored = h.Dispatches(t)[0].result;
+  CHECK(payload.at("result") == nlohmann::json::parse(stored));
+  CHECK(payload.at("result").is_object());
+  CHECK_FALSE(payload.at("result").empty());
+  CHECK(payload.at("outcome") == "succeeded");
+  CHECK(payload.at("will_retry") == false);
+}
+
 }  // namespace
 }  // namespace conclave
