@@ -116,18 +116,25 @@ bool IsGitDirectory(const std::string& dir) {
 GitHead ReadGitHead(const std::string& dir) {
   GitHead out;
   std::error_code ec;
-  fs::path cur = fs::absolute(dir, ec);
+  fs::path start = fs::absolute(dir, ec);
   if (ec) return out;
-  cur = cur.lexically_normal();
+  // Walked up as a string, one stat per level: every dispatch in a terminal outside any
+  // repository walks to "/", and path objects cost more than the stats.
+  std::string cur = start.lexically_normal().string();
+  while (cur.size() > 1 && cur.back() == '/') cur.pop_back();
   fs::path gitdir;
+  std::string dotgit;
   for (int depth = 0; depth < 256; ++depth) {
-    fs::path dotgit = cur / ".git";
-    fs::file_status st = fs::status(dotgit, ec);  // one stat per level
-    if (fs::is_directory(st) && IsGitDirectory(dotgit.string())) {
+    dotgit.assign(cur);
+    if (dotgit.back() != '/') dotgit += '/';
+    dotgit += ".git";
+    struct stat st {};
+    bool found = stat(dotgit.c_str(), &st) == 0;
+    if (found && S_ISDIR(st.st_mode) && IsGitDirectory(dotgit)) {
       gitdir = dotgit;
       break;
     }
-    if (fs::is_regular_file(st)) {
+    if (found && S_ISREG(st.st_mode)) {
       auto line = FirstLine(dotgit);  // "gitdir: <path>" (a linked worktree or submodule)
       if (!line || line->rfind("gitdir: ", 0) != 0) return out;
       // Where the path really leads, as git and the sandbox resolve it (not by its words).
@@ -135,8 +142,10 @@ GitHead ReadGitHead(const std::string& dir) {
       if (ec) return out;
       break;
     }
-    if (!cur.has_parent_path() || cur.parent_path() == cur) return out;
-    cur = cur.parent_path();
+    if (cur == "/") return out;
+    size_t slash = cur.rfind('/');
+    if (slash == std::string::npos) return out;
+    cur.resize(slash == 0 ? 1 : slash);
   }
   if (gitdir.empty()) return out;
   out.in_repo = true;

@@ -55,6 +55,15 @@ TEST_CASE("HEAD is read from the repository's files: loose, packed, detached, wo
   auto g = ReadGitHead(r.dir + "/sub/deeper");
   CHECK(g.in_repo);
   CHECK(g.commit == head);
+  // Spelled with a trailing slash, dot-dot and doubled slashes, the same directory.
+  CHECK(ReadGitHead(r.dir + "/sub/deeper/").commit == head);
+  CHECK(ReadGitHead(r.dir + "/sub/../sub//deeper/.").commit == head);
+  // A directory outside every repository walks up to "/" and finds none.
+  std::string outside = fs::temp_directory_path() / ("cvgh-out-" + std::to_string(getpid()));
+  fs::create_directories(outside + "/a/b");
+  CHECK_FALSE(ReadGitHead(outside + "/a/b").in_repo);
+  CHECK_FALSE(ReadGitHead(outside + "/a/b/").in_repo);
+  fs::remove_all(outside);
   r.Git("pack-refs --all");
   REQUIRE_FALSE(fs::exists(r.dir + "/.git/refs/heads/main"));
   CHECK(ReadGitHead(r.dir).commit == head);
