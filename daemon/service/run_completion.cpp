@@ -24,23 +24,26 @@ std::string Dump(const nlohmann::json& j) {
 }
 
 // Dump(object) with one more member, key, whose value is the JSON text raw — itself a Dump —
-// put where Dump would put it (members in key order): the same text, without parsing raw only
-// to print it again.
-std::string DumpWith(const nlohmann::json& object, const std::string& key, const std::string& raw) {
-  std::string out = "{";
-  bool placed = false;
-  auto place = [&] {
-    if (out.size() > 1) out += ',';
-    out += Dump(key) + ':' + raw;
-    placed = true;
-  };
-  for (const auto& [k, v] : object.items()) {
-    if (!placed && key < k) place();
-    if (out.size() > 1) out += ',';
-    out += Dump(k) + ':' + Dump(v);
+// put where Dump puts it (members in key order): the same text, without parsing raw only to
+// print it again. The member is dumped as null and its null replaced; the other members are
+// scalars, so the first `"key":null` after '{' or ',' is the member's (inside a string every
+// quote is escaped).
+std::string DumpWith(nlohmann::json object, const std::string& key, const std::string& raw) {
+  bool flat = true;
+  for (const auto& [k, v] : object.items()) flat = flat && !v.is_structured();
+  if (!flat) {
+    object[key] = nlohmann::json::parse(raw, nullptr, false);
+    return Dump(object);
   }
-  if (!placed) place();
-  return out + '}';
+  object[key] = nullptr;
+  std::string text = Dump(object);
+  const std::string slot = Dump(key) + ":null";
+  for (size_t at = text.find(slot); at != std::string::npos; at = text.find(slot, at + 1)) {
+    if (at > 0 && (text[at - 1] == ',' || text[at - 1] == '{')) {
+      return text.replace(at + slot.size() - 4, 4, raw);
+    }
+  }
+  return text;  // not reached: the member was just added
 }
 }  // namespace
 
