@@ -139,3 +139,31 @@ TEST_CASE("home_files are copied only from regular files: a FIFO or a device is 
   CHECK(refused("/dev/zero"));
   CHECK(ok(link));
 }
+
+TEST_CASE("a worker gets the allow-listed part of the daemon's environment and what its "
+          "profile names, never the daemon's own or a near miss",
+          "[exec]") {
+  std::map<std::string, std::string> env = {
+      {"PATH", "/bin"},          {"LC_ALL", "C.UTF-8"},      {"LC_", "bare"},
+      {"NODE_EXTRA_CA_CERTS", "/ca.pem"}, {"no_proxy", "localhost"},
+      {"PAT", "prefix of PATH"}, {"PATHS", "longer than PATH"}, {"LANGUAGES", "x"},
+      {"lc_all", "lower case"},  {"ANTHROPIC_API_KEY", "sk-secret"},
+      {"CONCLAVE_TOKEN", "daemon"}, {"CONCLAVE_SOCKET", "daemon's"}, {"MY_TOOL_HOME", "/opt"}};
+  exec::Profile p = Cli();
+  p.isolate_home = false;
+  p.inherit_env = {"MY_TOOL_HOME", "CONCLAVE_TOKEN"};
+  auto plan = exec::PlanLaunch(Request(p, env));
+  REQUIRE(plan.ok());
+  std::map<std::string, std::string> got;
+  for (const auto& e : plan->spec.env) got[e.substr(0, e.find('='))] = e.substr(e.find('=') + 1);
+  for (const char* k : {"PATH", "LC_ALL", "LC_", "NODE_EXTRA_CA_CERTS", "no_proxy", "MY_TOOL_HOME"}) {
+    CHECK(got.count(k) == 1);
+    CHECK(got[k] == env[k]);
+  }
+  for (const char* k : {"PAT", "PATHS", "LANGUAGES", "lc_all", "ANTHROPIC_API_KEY"}) {
+    CHECK(got.count(k) == 0);
+  }
+  // The daemon's own variables never pass, named or not; the worker's are set afresh.
+  CHECK(got.count("CONCLAVE_TOKEN") == 0);
+  CHECK(got["CONCLAVE_SOCKET"] != "daemon's");
+}
