@@ -151,10 +151,10 @@ void DispatchScheduler::Dispatch(const DispatchInput& in, Done<domain::Dispatch>
     d.timeout_s = in.timeout_s;
     d.budget_usd = in.budget_usd > 0 ? in.budget_usd : core_.config.budgets.per_dispatch_usd;
     d.review_round = in.review_round;
-    d.id = new_id = core_.dispatches.Insert(d);
     t->last_target = in.to;
     if (Status st = tasks_.SetStatus(*t, TaskState::kDispatched); !st.ok()) return st;
-    to_start = PumpLocked();
+    to_start = PumpLocked(&d);  // inserts d
+    new_id = d.id;
     return Status::Ok();
   });
   if (!s.ok()) return done(s);
@@ -194,7 +194,7 @@ bool DispatchScheduler::DropIfNoTerminal(domain::Dispatch& d, domain::Task& task
   d.failure_kind = domain::FailureKindName(domain::FailureKind::kCancelled);
   d.evidence = "no open terminal left for " + d.target;
   d.finished_ms = now;
-  core_.dispatches.Update(d);
+  Save(d);
   (void)tasks_.SetStatus(task, TaskState::kReady);
   core_.Notify({d.coordinator, "escalation", "high", d.task_id, d.id,
                 "dispatch " + std::to_string(d.id) + " dropped from the queue",
@@ -247,13 +247,13 @@ Status DispatchScheduler::StartRunning(domain::Dispatch& d, domain::Task& task,
   // The worker gets the token; the store keeps only its hash (useless to a reader of the
   // database, and stale once the dispatch ends).
   std::string token = RandomHex(24);
-  fresh_tokens_[d.id] = token;
   d.token = Sha256Hex(token);
   d.started_ms = now;
   d.last_output_ms = now;
   int timeout = d.timeout_s > 0 ? d.timeout_s : profile.timeout_s;
   d.deadline_ms = now + timeout * 1000LL;
-  core_.dispatches.Update(d);
+  Save(d);
+  fresh_tokens_[d.id] = token;
   domain::Terminal busy = term;
   if (Status s = terminals_.Move(busy, TerminalState::kBusy, d.id); !s.ok()) return s;
   nlohmann::json payload = {{"dispatch_id", d.id}, {"terminal", d.terminal},
@@ -267,12 +267,33 @@ Status DispatchScheduler::StartRunning(domain::Dispatch& d, domain::Task& task,
   return Status::Ok();
 }
 
-std::vector<int64_t> DispatchScheduler::PumpLocked() {
+void DispatchScheduler::Save(domain::Dispatch& d) {
+  if (d.id == 0) {
+    d.id = core_.dispatches.Insert(d);
+  } else {
+    core_.dispatches.Update(d);
+  }
+}
+
+std::vector<int64_t> DispatchScheduler::PumpLocked(domain::Dispatch* fresh) {
+  if (stopping_ && !fresh) return {};
+  auto queue = core_.dispatches.InState(DispatchState::kQueued);
+  // The new dispatch is the newest: last, where its id would have put it.
+  if (fresh) queue.push_back(*fresh);
+  std::vector<int64_t> started = stopping_ ? std::vector<int64_t>{} : RunQueue(queue);
+  if (fresh) {
+    // Whatever path the new one took, it is in the store now: still queued if it did not start.
+    if (queue.back().id == 0) Save(queue.back());
+    *fresh = queue.back();
+  }
+  return started;
+}
+
+std::vector<int64_t> DispatchScheduler::RunQueue(std::vector<domain::Dispatch>& queue) {
   std::vector<int64_t> started;
-  if (stopping_) return started;
   int64_t now = core_.clock.NowMs();
   int64_t wake_at = 0;
-  for (auto d : core_.dispatches.InState(DispatchState::kQueued)) {
+  for (auto& d : queue) {
     if (d.not_before_ms > now) {
       if (wake_at == 0 || d.not_before_ms < wake_at) wake_at = d.not_before_ms;
       continue;
@@ -290,7 +311,7 @@ std::vector<int64_t> DispatchScheduler::PumpLocked() {
       d.failure_kind = "budget_exceeded";
       d.evidence = budget.message();
       d.finished_ms = now;
-      core_.dispatches.Update(d);
+      Save(d);
       (void)tasks_.SetStatus(*task, TaskState::kFailed);
       core_.Notify({d.coordinator, "escalation", "high", d.task_id, d.id,
                     "dispatch " + std::to_string(d.id) + " refused: budget", budget.message(), ""});

@@ -44,7 +44,9 @@ class DispatchScheduler : public QueuePump {
   // Its own write, then starts what it scheduled.
   void Pump() override;
   // Inside a write: runs the queue; returns the dispatch ids to start after the commit.
-  std::vector<int64_t> PumpLocked();
+  // `fresh`, a dispatch not inserted yet (id 0), joins the queue last and is inserted in the
+  // state the queue leaves it in: one that starts at once is written once, as running.
+  std::vector<int64_t> PumpLocked(domain::Dispatch* fresh = nullptr);
   // After the current write commits, starts the given dispatches' workers.
   void StartAfterCommit(const std::vector<int64_t>& ids);
   // Inside a write: a new queued attempt of d's task on `target`, not before not_before_ms.
@@ -72,6 +74,10 @@ class DispatchScheduler : public QueuePump {
   Status StartRunning(domain::Dispatch& d, domain::Task& task, const domain::Terminal& term,
                       const exec::Profile& profile, int64_t now);
   void ScheduleWake(int64_t at_ms);
+  // Writes d: inserted (its id set) if it has none yet, updated otherwise.
+  void Save(domain::Dispatch& d);
+  // Starts what it can of the queue, in order; returns the ids started.
+  std::vector<int64_t> RunQueue(std::vector<domain::Dispatch>& queue);
 
   Core& core_;
   MessagingService& messaging_;
