@@ -10,7 +10,6 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <string_view>
 
 #include "common/read_file.h"
