@@ -2,7 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
-#include <map>
+#include <string_view>
 
 #include "../../proto/lenient/lenient_parse.h"
 #include "common/utf8.h"
@@ -21,26 +21,40 @@ constexpr int kMaxJsonDepth = 64;
 constexpr int64_t kMaxInt64 = (int64_t{1} << 53) - 1;  // exact in JSON and JavaScript
 constexpr size_t kDefaultStringBytes = 4096;
 
+// Looked up for every field of every request: flat tables of views, scanned (a name's size is
+// compared first), not maps of strings.
+struct NamedLimit {
+  std::string_view name;
+  int64_t limit;
+};
+
+template <size_t N>
+const int64_t* FindLimit(const NamedLimit (&table)[N], std::string_view name) {
+  for (const auto& e : table) {
+    if (e.name == name) return &e.limit;
+  }
+  return nullptr;
+}
+
 size_t StringLimit(const pb::FieldDescriptor* f) {
-  static const std::map<std::string, size_t> kLimits = {
-      {"brief", 1 << 20},       {"body", 1 << 20},         {"artifact", 4 << 20},
+  static constexpr NamedLimit kLimits[] = {
+      {"brief", 1 << 20},          {"body", 1 << 20},         {"artifact", 4 << 20},
       {"payload_json", 256 << 10}, {"hypothesis", 64 << 10}, {"scope", 64 << 10},
-      {"validation", 64 << 10}, {"question", 64 << 10},    {"reason", 64 << 10},
-      {"decision", 64 << 10},   {"verify", 64 << 10},      {"subject", 1024},
-      {"title", 512},           {"idempotency_key", 256},
+      {"validation", 64 << 10},    {"question", 64 << 10},    {"reason", 64 << 10},
+      {"decision", 64 << 10},      {"verify", 64 << 10},      {"subject", 1024},
+      {"title", 512},              {"idempotency_key", 256},
   };
-  auto it = kLimits.find(f->name());
-  return it != kLimits.end() ? it->second : kDefaultStringBytes;
+  const int64_t* limit = FindLimit(kLimits, f->name());
+  return limit ? static_cast<size_t>(*limit) : kDefaultStringBytes;
 }
 
 int64_t IntMax(const pb::FieldDescriptor* f) {
-  static const std::map<std::string, int64_t> kCaps = {
-      {"limit", 10000},         {"auto_retry", 20},           {"cap", 10},
-      {"max_fix_rounds", 20},   {"timeout_s", 30 * 24 * 3600}, {"max_bytes", 4 << 20},
+  static constexpr NamedLimit kCaps[] = {
+      {"limit", 10000},       {"auto_retry", 20},            {"cap", 10},
+      {"max_fix_rounds", 20}, {"timeout_s", 30 * 24 * 3600}, {"max_bytes", 4 << 20},
       {"max_chunk_bytes", 1 << 20},
   };
-  auto it = kCaps.find(f->name());
-  if (it != kCaps.end()) return it->second;
+  if (const int64_t* cap = FindLimit(kCaps, f->name())) return *cap;
   return f->cpp_type() == pb::FieldDescriptor::CPPTYPE_INT32 ? INT32_MAX : kMaxInt64;
 }
 

@@ -314,3 +314,56 @@ TEST_CASE("every RPC refuses bad input with INVALID_ARGUMENT naming the field, s
   INFO("line " << line << ": before " << la << " / after " << lb);
   CHECK(after == before);
 }
+
+TEST_CASE("size and number limits sit where documented: at the limit accepted, one over refused "
+          "naming the field",
+          "[bad-input]") {
+  DaemonFixture d;
+  d.Start();
+  d.Cli({"handle", "register", "h1"});
+  auto channel = grpc::CreateChannel("unix:" + d.socket(), grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  pb::DynamicMessageFactory factory;
+  const pb::ServiceDescriptor* service =
+      pb::DescriptorPool::generated_pool()->FindServiceByName("conclave.v1.Conclave");
+  REQUIRE(service != nullptr);
+  struct Limit {
+    std::string method, field;
+    json base;
+    int64_t at;
+    bool number;
+  };
+  const std::vector<Limit> limits = {
+      {"CreateTask", "brief", {{"title", "t"}}, 1 << 20, false},
+      {"CreateTask", "title", {{"brief", "b"}}, 512, false},
+      {"CreateTask", "hypothesis", {{"brief", "b"}}, 64 << 10, false},
+      {"CreateTask", "idempotency_key", {{"brief", "b"}}, 256, false},
+      {"Send", "subject", {{"to", "h1"}, {"type", "status"}, {"body", "b"}}, 1024, false},
+      {"Send", "body", {{"to", "h1"}, {"type", "status"}, {"subject", "s"}}, 1 << 20, false},
+      {"Inbox", "limit", {{"to", "h1"}}, 10000, true},
+      {"CreateTask", "auto_retry", {{"brief", "b"}}, 20, true},
+  };
+  for (const auto& l : limits) {
+    const pb::MethodDescriptor* m = service->FindMethodByName(l.method);
+    REQUIRE(m != nullptr);
+    for (int64_t n : {l.at, l.at + 1}) {
+      json req = l.base;
+      if (l.number) {
+        req[l.field] = n;
+      } else {
+        req[l.field] = std::string(static_cast<size_t>(n), 'a');
+      }
+      std::unique_ptr<pb::Message> msg(factory.GetPrototype(m->input_type())->New());
+      REQUIRE(pb::util::JsonStringToMessage(req.dump(), msg.get()).ok());
+      grpc::Status s = Call(stub, m, *msg);
+      INFO(l.method << "." << l.field << " at " << n << (l.number ? "" : " bytes") << " -> "
+                    << s.error_code() << " " << s.error_message().substr(0, 120));
+      if (n == l.at) {
+        CHECK(s.ok());
+      } else {
+        CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+        CHECK(s.error_message().rfind(l.field + ":", 0) == 0);
+      }
+    }
+  }
+}
