@@ -81,6 +81,24 @@ grpc::Status Call(grpc::GenericStub& stub, const pb::MethodDescriptor* m, const 
   return got_message ? grpc::Status::OK : st;
 }
 
+// The daemon's service, called by name with requests built from its descriptors.
+struct RawService {
+  explicit RawService(const DaemonFixture& d)
+      : channel(grpc::CreateChannel("unix:" + d.socket(), grpc::InsecureChannelCredentials())),
+        calls(channel),
+        service(pb::DescriptorPool::generated_pool()->FindServiceByName("conclave.v1.Conclave")) {}
+  // A request for m: base (proto JSON) parsed into a fresh message.
+  std::unique_ptr<pb::Message> Request(const pb::MethodDescriptor* m, const json& base) {
+    std::unique_ptr<pb::Message> req(factory.GetPrototype(m->input_type())->New());
+    if (!base.is_null()) REQUIRE(pb::util::JsonStringToMessage(base.dump(), req.get()).ok());
+    return req;
+  }
+  std::shared_ptr<grpc::Channel> channel;
+  grpc::GenericStub calls;
+  pb::DynamicMessageFactory factory;
+  const pb::ServiceDescriptor* service;
+};
+
 // Fields that take one of a fixed set of words (Method.field).
 const std::set<std::string> kEnumFields = {
     "Send.type",          "Send.priority",       "Check.types",        "Inbox.types",
@@ -259,11 +277,8 @@ TEST_CASE("every RPC refuses bad input with INVALID_ARGUMENT naming the field, s
   // This side serialises invalid UTF-8 on purpose: protobuf's complaint about it is expected.
   pb::LogHandler* previous =
       pb::SetLogHandler([](pb::LogLevel, const char*, int, const std::string&) {});
-  auto channel = grpc::CreateChannel("unix:" + d.socket(), grpc::InsecureChannelCredentials());
-  grpc::GenericStub stub(channel);
-  pb::DynamicMessageFactory factory;
-  const pb::ServiceDescriptor* service =
-      pb::DescriptorPool::generated_pool()->FindServiceByName("conclave.v1.Conclave");
+  RawService raw(d);
+  const pb::ServiceDescriptor* service = raw.service;
   REQUIRE(service != nullptr);
   int tried = 0;
   std::vector<std::string> wrong;
@@ -275,13 +290,10 @@ TEST_CASE("every RPC refuses bad input with INVALID_ARGUMENT naming the field, s
       for (const auto& v : VariantsFor(m->name(), f)) {
         const std::string what = m->name() + "." + f->name() + ":" + v.name;
         if (kDocumented.count(what)) continue;
-        std::unique_ptr<pb::Message> req(factory.GetPrototype(in)->New());
         auto it = base.find(m->name());
-        if (it != base.end()) {
-          REQUIRE(pb::util::JsonStringToMessage(it->second.dump(), req.get()).ok());
-        }
+        std::unique_ptr<pb::Message> req = raw.Request(m, it == base.end() ? json() : it->second);
         v.apply(*req, f);
-        grpc::Status s = Call(stub, m, *req);
+        grpc::Status s = Call(raw.calls, m, *req);
         ++tried;
         const std::string msg = s.error_message();
         const bool names = msg.rfind(f->name() + ":", 0) == 0;  // "<field>: what is wrong"
@@ -321,12 +333,8 @@ TEST_CASE("size and number limits sit where documented: at the limit accepted, o
   DaemonFixture d;
   d.Start();
   d.Cli({"handle", "register", "h1"});
-  auto channel = grpc::CreateChannel("unix:" + d.socket(), grpc::InsecureChannelCredentials());
-  grpc::GenericStub stub(channel);
-  pb::DynamicMessageFactory factory;
-  const pb::ServiceDescriptor* service =
-      pb::DescriptorPool::generated_pool()->FindServiceByName("conclave.v1.Conclave");
-  REQUIRE(service != nullptr);
+  RawService raw(d);
+  REQUIRE(raw.service != nullptr);
   struct Limit {
     std::string method, field;
     json base;
@@ -344,7 +352,7 @@ TEST_CASE("size and number limits sit where documented: at the limit accepted, o
       {"CreateTask", "auto_retry", {{"brief", "b"}}, 20, true},
   };
   for (const auto& l : limits) {
-    const pb::MethodDescriptor* m = service->FindMethodByName(l.method);
+    const pb::MethodDescriptor* m = raw.service->FindMethodByName(l.method);
     REQUIRE(m != nullptr);
     for (int64_t n : {l.at, l.at + 1}) {
       json req = l.base;
@@ -353,9 +361,7 @@ TEST_CASE("size and number limits sit where documented: at the limit accepted, o
       } else {
         req[l.field] = std::string(static_cast<size_t>(n), 'a');
       }
-      std::unique_ptr<pb::Message> msg(factory.GetPrototype(m->input_type())->New());
-      REQUIRE(pb::util::JsonStringToMessage(req.dump(), msg.get()).ok());
-      grpc::Status s = Call(stub, m, *msg);
+      grpc::Status s = Call(raw.calls, m, *raw.Request(m, req));
       INFO(l.method << "." << l.field << " at " << n << (l.number ? "" : " bytes") << " -> "
                     << s.error_code() << " " << s.error_message().substr(0, 120));
       if (n == l.at) {
