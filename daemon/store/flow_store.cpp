@@ -101,6 +101,7 @@ int64_t FlowStore::Insert(const domain::Flow& f) {
   std::string q;
   for (int i = 0; i < kNumCols; ++i) q += i ? ",?" : "?";
   auto st = db_.Prepare(std::string("INSERT INTO flows(") + kCols + ") VALUES (" + q + ")");
+  none_running_ = false;
   BindAll(st, f);
   st.Run();
   return db_.LastInsertId();
@@ -117,6 +118,7 @@ void FlowStore::Update(const domain::Flow& f) {
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
+  none_running_ = false;
   auto st = db_.Prepare("UPDATE flows SET " + sets + " WHERE id = ?");
   int i = BindAll(st, f);
   st.Bind(i, f.id);
@@ -138,7 +140,17 @@ std::vector<domain::Flow> FlowStore::Running() {
   auto st = db_.Prepare(Select() + " WHERE status = 'running' ORDER BY id");
   std::vector<domain::Flow> out;
   while (st.Step()) out.push_back(ReadRow(st));
+  none_running_ = out.empty();
+  none_seen_ = db_.undo_count();
   return out;
+}
+
+bool FlowStore::AnyRunning() {
+  if (none_running_ && none_seen_ == db_.undo_count()) return false;
+  auto st = db_.Prepare("SELECT 1 FROM flows WHERE status = 'running' LIMIT 1");
+  none_running_ = !st.Step();
+  none_seen_ = db_.undo_count();
+  return !none_running_;
 }
 
 }  // namespace conclave::store

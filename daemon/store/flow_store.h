@@ -23,10 +23,16 @@ class FlowStore {
   // Newest first; status "" = any.
   std::vector<domain::Flow> List(const std::string& status, int limit);
   std::vector<domain::Flow> Running();
+  // Whether any flow is running. Asked after every dispatch, and most daemons run no flow: a
+  // "none" is remembered, without a statement, until this store writes a flow or anything
+  // may have undone a write on the connection (Database::undo_count, as for the row caches).
+  bool AnyRunning();
 
  private:
   std::optional<domain::Flow> One(const std::string& where, int64_t v);
   Database& db_;
+  bool none_running_ = false;
+  uint64_t none_seen_ = 0;  // undo_count when none_running_ was read
 };
 
 }  // namespace conclave::store
