@@ -9,31 +9,15 @@
 #include "temp_db.h"
 
 using namespace conclave;
+using conclave::testing::StatementCounter;
 using conclave::testing::TempDb;
-
-namespace {
-
-// Counts the statements over the flows table (the fault hook sees every Prepare).
-struct FlowStatements {
-  store::Database& db;
-  int seen = 0;
-  explicit FlowStatements(store::Database& d) : db(d) {
-    db.SetFaultHookForTest([this](std::string_view sql) {
-      if (sql.find("FROM flows") != std::string_view::npos) ++seen;
-      return 0;
-    });
-  }
-  ~FlowStatements() { db.SetFaultHookForTest(nullptr); }
-};
-
-}  // namespace
 
 TEST_CASE("AnyRunning remembers that no flow runs only until a flow is written or a write is "
           "undone",
           "[store][flows]") {
   TempDb t(true);
   store::FlowStore flows(*t.db);
-  FlowStatements statements(*t.db);
+  StatementCounter statements(*t.db, "FROM flows");
   CHECK_FALSE(flows.AnyRunning());
   CHECK(statements.seen == 1);
   CHECK_FALSE(flows.AnyRunning());  // remembered

@@ -15,22 +15,10 @@
 #include "temp_db.h"
 
 using namespace conclave;
+using conclave::testing::StatementCounter;
 using conclave::testing::TempDb;
 
 namespace {
-
-// Counts the statements whose SQL contains needle (the fault hook sees every Prepare).
-struct StatementCounter {
-  store::Database& db;
-  int seen = 0;
-  StatementCounter(store::Database& d, std::string needle) : db(d) {
-    db.SetFaultHookForTest([this, needle](std::string_view sql) {
-      if (sql.find(needle) != std::string_view::npos) ++seen;
-      return 0;
-    });
-  }
-  ~StatementCounter() { db.SetFaultHookForTest(nullptr); }
-};
 
 void RequireSameTask(const store::TaskRecord& a, const store::TaskRecord& b) {
   CHECK(a.id == b.id);

@@ -11,6 +11,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "domain/message.h"
@@ -57,6 +58,21 @@ inline domain::MessageRecord Msg(const std::string& to, const std::string& type,
   m.task_id = task;
   return m;
 }
+
+// Counts the statements whose SQL contains needle (the fault hook sees every Prepare).
+struct StatementCounter {
+  store::Database& db;
+  int seen = 0;
+  StatementCounter(store::Database& d, std::string needle) : db(d) {
+    db.SetFaultHookForTest([this, needle](std::string_view sql) {
+      if (sql.find(needle) != std::string_view::npos) ++seen;
+      return 0;
+    });
+  }
+  ~StatementCounter() { db.SetFaultHookForTest(nullptr); }
+  StatementCounter(const StatementCounter&) = delete;
+  StatementCounter& operator=(const StatementCounter&) = delete;
+};
 
 // Yields until cond() or timeout; returns the last value.
 inline bool PollUntil(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
