@@ -13,6 +13,17 @@ FormIndex::FormIndex(std::vector<std::string> forms) : forms_(std::move(forms)) 
   for (uint32_t k = 0; k < forms_.size(); ++k) {
     if (!forms_[k].empty()) by_first_[static_cast<uint8_t>(forms_[k][0])].push_back(k);
   }
+  if (forms_.empty() || forms_.back().size() < 2) return;  // the last is the shortest
+  window_ = std::min<size_t>(forms_.back().size(), 255);
+  // A pair ending at q (1-based, 2 ≤ q ≤ m) of a form's first m bytes allows a move of m − q;
+  // a pair no form holds there allows m − 1 (the window's last byte may still start one).
+  shift_.assign(4096, static_cast<uint8_t>(window_ - 1));
+  for (const auto& f : forms_) {
+    for (size_t q = 2; q <= window_; ++q) {
+      uint8_t& s = shift_[PairSlot(static_cast<uint8_t>(f[q - 2]), static_cast<uint8_t>(f[q - 1]))];
+      s = std::min(s, static_cast<uint8_t>(window_ - q));
+    }
+  }
 }
 
 size_t FormIndex::MatchAt(std::string_view text, size_t i) const {
@@ -29,7 +40,18 @@ size_t FormIndex::Replace(std::string_view text, size_t end, std::string_view wi
   const char* p = text.data();
   size_t i = 0, plain = 0;  // text[plain, i) is copied out unchanged
   while (i < end) {
-    if (by_first_[static_cast<uint8_t>(p[i])].empty()) {
+    if (window_ > 0) {
+      if (i + window_ > text.size()) {  // no form fits from here on
+        i = end;
+        break;
+      }
+      uint8_t s = shift_[PairSlot(static_cast<uint8_t>(p[i + window_ - 2]),
+                                  static_cast<uint8_t>(p[i + window_ - 1]))];
+      if (s > 0) {  // no form starts in [i, i + s)
+        i = std::min(i + s, end);
+        continue;
+      }
+    } else if (by_first_[static_cast<uint8_t>(p[i])].empty()) {
       ++i;
       continue;
     }

@@ -108,16 +108,23 @@ std::string RedactAll(std::string_view text, const std::vector<std::string>& sec
 
 std::string StreamRedactor::Feed(std::string_view chunk) {
   if (index_.empty()) return std::string(chunk);
-  pending_.append(chunk);
-  // Hold back only what may still become a secret: the longest tail of pending_ that is a
+  // With nothing held back the chunk is scanned where it is; only its tail is kept.
+  const bool held = !pending_.empty();
+  if (held) pending_.append(chunk);
+  std::string_view text = held ? std::string_view(pending_) : chunk;
+  // Hold back only what may still become a secret: the longest tail of the text that is a
   // proper prefix of one (a secret split across chunks starts there). Everything else goes
   // out now, so a live transcript is not held up by ordinary output. A secret that starts
-  // before the cut is whole in pending_.
-  size_t cut = pending_.size() - index_.PrefixTail(pending_);
+  // before the cut is whole in the text.
+  size_t cut = text.size() - index_.PrefixTail(text);
   std::string out;
   out.reserve(cut);
-  size_t done = index_.Replace(pending_, cut, kRedacted, &out);
-  pending_.erase(0, done);
+  size_t done = index_.Replace(text, cut, kRedacted, &out);
+  if (held) {
+    pending_.erase(0, done);
+  } else {
+    pending_.assign(chunk.substr(done));
+  }
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/form_index.h"
 #include "exec/redactor.h"
 #include "naive_redact.h"
 
@@ -143,4 +144,63 @@ TEST_CASE("the indexed scan redacts exactly what the naive scan does, in any chu
     got += r.Finish();
     CHECK(got == want);
   }
+}
+
+TEST_CASE("the skipping scan finds every form of long secrets at every offset, in any chunking",
+          "[exec]") {
+  // Only long secrets, so the scan moves several bytes at a step (the shortest form is 8+
+  // bytes): every form, with a byte missing at either end, shifted by every offset inside
+  // filler that shares the forms' alphabet.
+  std::mt19937 rng(11);
+  const std::string alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_";
+  auto random_text = [&](size_t n) {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) s += alnum[rng() % alnum.size()];
+    return s;
+  };
+  const std::vector<std::string> secrets = {"ghp_" + random_text(36), "sk-ant-" + random_text(20),
+                                            random_text(12)};
+  std::vector<std::string> pieces;
+  for (const auto& s : secrets) {
+    for (const auto& f : exec::SecretForms(s)) {
+      pieces.push_back(f);
+      pieces.push_back(f.substr(1));
+      pieces.push_back(f.substr(0, f.size() - 1));
+      pieces.push_back(f.substr(0, f.size() / 2) + "x" + f.substr(f.size() / 2 + 1));
+    }
+  }
+  std::string text;
+  while (text.size() < (1u << 18)) {
+    text += random_text(rng() % 40);
+    text += pieces[rng() % pieces.size()];
+  }
+  const std::string want = NaiveRedact(text, secrets);
+  REQUIRE(std::count(want.begin(), want.end(), '[') > 1000);
+  CHECK(exec::Redactor(secrets).Apply(text) == want);
+  for (size_t chunk : {1u, 5u, 13u, 4096u, 16384u}) {
+    exec::StreamRedactor r(secrets);
+    std::string got;
+    for (size_t pos = 0; pos < text.size(); pos += chunk) {
+      got += r.Feed(std::string_view(text).substr(pos, chunk));
+    }
+    got += r.Finish();
+    INFO(chunk);
+    CHECK(got == want);
+  }
+}
+
+TEST_CASE("a skipping scan stops at the end it is given, never past it", "[exec]") {
+  // What lies past end is not the scan's to emit (a stream holds it back): a step of the
+  // window must not carry the scan beyond end, whatever bytes follow.
+  exec::FormIndex index({"abcdefgh", "ghijklmnop"});
+  const std::string text = "zzzzzzzzzzzzzzzzzzzzzzzz";
+  for (size_t end = 0; end <= text.size(); ++end) {
+    std::string out;
+    INFO(end);
+    CHECK(index.Replace(text, end, "[R]", &out) == end);
+    CHECK(out == text.substr(0, end));
+  }
+  std::string out;
+  CHECK(index.Replace("zzabcdefghzz", 3, "[R]", &out) == 10);  // a form started before end
+  CHECK(out == "zz[R]");
 }
