@@ -151,10 +151,15 @@ std::optional<CompletionFacts> Gather(const CompletionSnapshot& snap,
   f.result["stdout_bytes"] = outcome.stdout_bytes;
   f.result["stderr_bytes"] = outcome.stderr_bytes;
   f.cost = CostOf(snap, f.parsed, probed_cost);
+  f.result_text = DumpJson(f.result);
   return f;
 }
 
 }  // namespace
+
+std::string DumpJson(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 CompletionFacts GatherFacts(const CompletionSnapshot& snap, const exec::RunOutcome& outcome,
                             double probed_cost, exec::CommandRunner& commands) {

@@ -61,7 +61,13 @@ struct CompletionFacts {
   bool ran_clean = false;  // no stop, timeout, parsed failure or non-zero exit
   domain::Cost cost;
   nlohmann::json result = nlohmann::json::object();  // stored as the dispatch's result
+  // DumpJson(result), made where the facts are gathered: up to 64 KiB of answer text printed
+  // with escapes costs a few ms, which belongs on the helpers, not on the loop.
+  std::string result_text;
 };
+
+// The stored text of a JSON value: compact, invalid UTF-8 replaced.
+std::string DumpJson(const nlohmann::json& j);
 
 CompletionFacts GatherFacts(const CompletionSnapshot& snap, const exec::RunOutcome& outcome,
                             double probed_cost, exec::CommandRunner& commands);

@@ -19,13 +19,9 @@ using domain::TaskState;
 // helpers gather them again.
 constexpr int64_t kInlineFactsBytes = 16 << 10;
 
-std::string Dump(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-// Dump(object) with one more member, key, whose value is the JSON text raw — itself a Dump —
-// put where Dump puts it (members in key order): the same text, without parsing raw only to
-// print it again. The member is dumped as null and its null replaced; the other members are
+// DumpJson(object) with one more member, key, whose value is the JSON text raw — itself a
+// DumpJson — put where DumpJson puts it (members in key order): the same text, without
+// parsing raw only to print it again. The member is dumped as null and its null replaced; the other members are
 // scalars, so the first `"key":null` after '{' or ',' is the member's (inside a string every
 // quote is escaped).
 std::string DumpWith(nlohmann::json object, const std::string& key, const std::string& raw) {
@@ -33,11 +29,11 @@ std::string DumpWith(nlohmann::json object, const std::string& key, const std::s
   for (const auto& [k, v] : object.items()) flat = flat && !v.is_structured();
   if (!flat) {
     object[key] = nlohmann::json::parse(raw, nullptr, false);
-    return Dump(object);
+    return DumpJson(object);
   }
   object[key] = nullptr;
-  std::string text = Dump(object);
-  const std::string slot = Dump(key) + ":null";
+  std::string text = DumpJson(object);
+  const std::string slot = DumpJson(key) + ":null";
   for (size_t at = text.find(slot); at != std::string::npos; at = text.find(slot, at + 1)) {
     if (at > 0 && (text[at - 1] == ',' || text[at - 1] == '{')) {
       return text.replace(at + slot.size() - 4, 4, raw);
@@ -197,9 +193,9 @@ void RunCompletion::ApplyToDispatch(domain::Dispatch& d, const domain::Task& t,
   if (c.kind == FailureKind::kClaimNotPersisted) {
     nlohmann::json result = facts.result;
     result["unpersisted"] = facts.contract.unpersisted;
-    d.result = Dump(result);
+    d.result = DumpJson(result);
   } else {
-    d.result = Dump(facts.result);
+    d.result = facts.result_text;
   }
 }
 
@@ -325,7 +321,7 @@ void RunCompletion::EmitBreakerOpen(const domain::Dispatch& d, const domain::Tas
                 "Stop and re-plan: change the hypothesis, scope or validation with "
                 "`conclave task update " + tid + "`. Switching the model is not a re-plan.\n"
                 "Evidence: " + d.evidence,
-                Dump(payload)});
+                DumpJson(payload)});
 }
 
 void RunCompletion::FailInternally(int64_t dispatch_id, const std::string& error) {
@@ -354,7 +350,7 @@ void RunCompletion::FailInternally(int64_t dispatch_id, const std::string& error
     std::string id = std::to_string(d->id);
     core_.Notify({d->coordinator, "worker_done", "high", d->task_id, d->id,
                   "task " + std::to_string(d->task_id) + " dispatch " + id + " failed (internal_error)",
-                  d->evidence, Dump(payload)});
+                  d->evidence, DumpJson(payload)});
     core_.Notify({d->coordinator, "escalation", "urgent", d->task_id, d->id,
                   "dispatch " + id + ": conclaved could not record its outcome", d->evidence, ""});
     to_start = scheduler_.PumpLocked();
