@@ -10,6 +10,7 @@
 #include <mutex>
 #include <set>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "bench_sections.h"
@@ -180,9 +181,19 @@ void RunLoad(Env& env) {
   constexpr double kSeconds = 4;
   auto stub = Stub(env.daemon.socket(), 7);
   RegisterHandle(*stub, "bench-wake");
-  std::string cwd = env.daemon.dir + "/work";
+  // Each worker is a writer in its own git repository: it commits f.txt and names it under
+  // CHANGES, so every run's end makes the daemon check the claim with git (written ≠
+  // persisted), as a real writer's does.
   for (int i = 0; i < kWorkers; ++i) {
-    CreateTerminal(*stub, "bench-8m", "b8-" + std::to_string(i), cwd);
+    std::string repo = env.daemon.dir + "/work-b8-" + std::to_string(i);
+    std::string init = "git init -q '" + repo + "' && git -C '" + repo +
+                       "' -c user.name=bench -c user.email=bench@localhost commit -q "
+                       "--allow-empty -m start";
+    if (std::system(init.c_str()) != 0) {
+      std::fprintf(stderr, "bench: load: cannot make a git repository in %s\n", repo.c_str());
+      std::exit(1);
+    }
+    CreateTerminal(*stub, "bench-8m", "b8-" + std::to_string(i), repo);
   }
   auto status_call = [](v1::Conclave::Stub& s) {
     auto ctx = Ctx();
@@ -202,6 +213,7 @@ void RunLoad(Env& env) {
     std::mutex mu;
     std::condition_variable cv;
     std::set<int64_t> done;
+    int not_success = 0;  // a worker_done whose outcome is not success (a failed claims check)
     auto watch_ctx = std::make_unique<grpc::ClientContext>();
     auto watch_stub = Stub(env.daemon.socket(), 402);
     v1::WatchRequest wreq;
@@ -213,6 +225,7 @@ void RunLoad(Env& env) {
       while (reader->Read(&m)) {
         std::lock_guard<std::mutex> lk(mu);
         done.insert(m.task_id());
+        if (m.payload_json().find("\"outcome\":\"succeeded\"") == std::string::npos) ++not_success;
         cv.notify_all();
       }
     });
@@ -256,6 +269,10 @@ void RunLoad(Env& env) {
     watcher.join();
     std::fprintf(stderr, "bench: load, rep %d: %d bursts, %zu wakes, %zu status calls\n",
                  rep + 1, bursts, wake_load.size(), status_load.size());
+    if (not_success > 0) {
+      std::fprintf(stderr, "bench: load, rep %d: %d of %d runs did not succeed (see daemon.log)\n",
+                   rep + 1, not_success, bursts * kWorkers);
+    }
     auto add = [&](const char* name, double c, double b) {
       Row& r = env.table.Get(name, "µs", "idle");
       r.conclave.push_back(c);

@@ -198,7 +198,7 @@ void WriteBenchProfiles(const std::string& dir) {
 })";
   std::ofstream(dir + "/bench-8m.json") << R"({
   "name": "bench-8m", "family": "local", "type": "command",
-  "command": ["/bin/sh", "-c", "head -c 8388608 /dev/zero | tr '\\000' x"],
+  "command": ["/bin/sh", "-c", "head -c 8388608 /dev/zero | tr '\\000' x; echo; date +%s%N > f.txt && git add f.txt && git -c user.name=bench -c user.email=bench@localhost commit -qm bench && printf 'SUMMARY: done\\nEVIDENCE: bench\\nCHANGES:\\n- f.txt\\nRISKS: none\\nBLOCKERS: none\\n'"],
   "brief": "arg", "parser": "text", "contract": false,
   "timeout_s": 120, "idle_timeout_s": 0, "max_concurrent": 16
 })";
