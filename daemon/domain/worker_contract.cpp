@@ -57,8 +57,10 @@ std::optional<Heading> MatchHeading(std::string_view line) {
   }
   s = Trim(s);
   const bool bold = ConsumePrefix(s, "**") || ConsumePrefix(s, "__");
+  // A heading word is at most 16 letters: stop one past that (CanonicalSection refuses it),
+  // not at the end of a line that may be megabytes of letters.
   size_t n = 0;
-  while (n < s.size() && IsAlpha(s[n])) ++n;
+  while (n < s.size() && n <= 16 && IsAlpha(s[n])) ++n;
   Heading heading{CanonicalSection(s.substr(0, n)), {}};
   if (heading.name.empty()) return std::nullopt;
   s.remove_prefix(n);

@@ -70,4 +70,21 @@ TEST_CASE("worker contract: missing sections, none, STATUS line", "[review]") {
 }
 
 }  // namespace
+TEST_CASE("worker contract: a heading word is at most 16 letters, whatever follows on its line",
+          "[review]") {
+  // A worker may print megabytes of letters on one line before its contract: that line is
+  // body text, and a word one letter past the longest section name is not a heading.
+  std::string text = "SUMMARY: done\n" + std::string(8u << 20, 'x') + "\n";
+  text += "CHANGESCHANGESCHA: not a heading\nSummaries: not a heading either\n";
+  text += "EVIDENCE: ran it\nCHANGES:\n- src/a.cpp\nRISKS: none\nBLOCKERS: none\n";
+  WorkerContract c = ParseWorkerContract(text);
+  CHECK(c.ok());
+  CHECK(c.changed_files == std::vector<std::string>{"src/a.cpp"});
+  REQUIRE(c.sections.count("SUMMARY"));
+  const std::string& summary = c.sections.at("SUMMARY");
+  CHECK(summary.size() > (8u << 20));
+  CHECK(summary.find("CHANGESCHANGESCHA: not a heading") != std::string::npos);
+  CHECK(summary.find("Summaries: not a heading either") != std::string::npos);
+}
+
 }  // namespace conclave::domain
