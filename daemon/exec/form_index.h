@@ -41,7 +41,9 @@ class FormIndex {
   size_t PrefixTail(std::string_view text) const;
 
  private:
-  static size_t PairSlot(unsigned char a, unsigned char b) { return ((size_t{a} << 4) ^ b) & 0xfff; }
+  static size_t PairSlot(unsigned char a, unsigned char b) {
+    return ((size_t{a} << 4) ^ b) & 0xfff;
+  }
 
   std::vector<std::string> forms_;
   std::array<std::vector<uint32_t>, 256> by_first_{};  // indices into forms_, longest first

@@ -21,9 +21,9 @@ constexpr int64_t kInlineFactsBytes = 16 << 10;
 
 // DumpJson(object) with one more member, key, whose value is the JSON text raw — itself a
 // DumpJson — put where DumpJson puts it (members in key order): the same text, without
-// parsing raw only to print it again. The member is dumped as null and its null replaced; the other members are
-// scalars, so the first `"key":null` after '{' or ',' is the member's (inside a string every
-// quote is escaped).
+// parsing raw only to print it again. The member is dumped as null and its null replaced;
+// the other members are scalars, so the first `"key":null` after '{' or ',' is the member's
+// (inside a string every quote is escaped).
 std::string DumpWith(nlohmann::json object, const std::string& key, const std::string& raw) {
   bool flat = true;
   for (const auto& [k, v] : object.items()) flat = flat && !v.is_structured();
@@ -262,7 +262,7 @@ void RunCompletion::EmitOutcome(const domain::Dispatch& d, const domain::Task& t
                                 const CompletionFacts& facts, const domain::NextStep& next) {
   bool ok = d.failure_kind.empty();
   std::string outcome(domain::OutcomeName(ok));
-  // d.result is the Dump ApplyToDispatch just made: spliced in as it is.
+  // d.result is the DumpJson text the facts carried (ApplyToDispatch): spliced in as it is.
   nlohmann::json payload = {{"outcome", outcome},
                             {"state", std::string(domain::DispatchStateName(d.state))},
                             {"exit_code", d.exit_code},

@@ -69,7 +69,6 @@ TEST_CASE("worker contract: missing sections, none, STATUS line", "[review]") {
   CHECK(ParseWorkerContract("").missing.size() == 5);
 }
 
-}  // namespace
 TEST_CASE("worker contract: a heading word is at most 16 letters, whatever follows on its line",
           "[review]") {
   // A worker may print megabytes of letters on one line before its contract: that line is
@@ -87,4 +86,5 @@ TEST_CASE("worker contract: a heading word is at most 16 letters, whatever follo
   CHECK(summary.find("Summaries: not a heading either") != std::string::npos);
 }
 
+}  // namespace
 }  // namespace conclave::domain
