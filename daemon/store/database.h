@@ -86,14 +86,17 @@ class Statement {
 
 class Database {
  public:
+  // The page size of a database this creates (store/database.cpp says why).
+  static constexpr int kNewPageBytes = 1024;
+
   struct Options {
     bool synchronous_full = false;
     int busy_timeout_ms = 5000;
-    // Fold the WAL from a background thread once it holds this many pages (0: never; then
-    // the WAL is folded only when the last connection closes). 16 MiB: hot pages rewritten
-    // by many commits are copied once per checkpoint, and checkpoints (with their fsyncs)
-    // are rare.
-    int checkpoint_pages = 4096;
+    // Fold the WAL from a background thread once it holds this many KiB of pages (0: never;
+    // then the WAL is folded only when the last connection closes). 16 MiB: hot pages
+    // rewritten by many commits are copied once per checkpoint, and checkpoints (with their
+    // fsyncs) are rare.
+    int checkpoint_kib = 16384;
     // Page cache of the loop's connection, in KiB.
     int cache_kib = 32768;
   };

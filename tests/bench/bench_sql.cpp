@@ -1,8 +1,8 @@
 // Bench section: the SQL of one Send alone — no gRPC, no loop — on a database the daemon
 // created (its schema, indexes and counter triggers), against a bare SQLite write of one row
-// into a table with no index, both with the daemon's settings: WAL, synchronous=NORMAL, and
-// no checkpoint inside COMMIT — the WAL is folded between timed transactions once it holds
-// 4096 pages, as the daemon's checkpointer thread does.
+// into a table with no index, both with the daemon's settings: its page size, WAL,
+// synchronous=NORMAL, and no checkpoint inside COMMIT — the WAL is folded between timed
+// transactions once it holds 16 MiB of pages, as the daemon's checkpointer thread does.
 // It isolates how much of the Send → wake gap is the store, next to the rows that include the
 // RPCs. SQLite's own VFS writes the WAL here; the daemon's gathers a commit into one write.
 #include <sqlite3.h>
@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "bench_sections.h"
+#include "store/database.h"
 #include "store/wal_write_vfs.h"
 
 namespace bench {
@@ -23,9 +24,13 @@ sqlite3* Open(const std::string& path) {
   if (sqlite3_open_v2(path.c_str(), &db,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       conclave::store::WalWriteVfsName()) != SQLITE_OK ||
-      sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-                       "PRAGMA foreign_keys=ON; PRAGMA cache_size=-32768; "
-                       "PRAGMA cache_spill=OFF; PRAGMA temp_store=MEMORY;",
+      sqlite3_exec(db,
+                   ("PRAGMA page_size=" +
+                    std::to_string(conclave::store::Database::kNewPageBytes) +
+                    "; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                    "PRAGMA foreign_keys=ON; PRAGMA cache_size=-32768; "
+                    "PRAGMA cache_spill=OFF; PRAGMA temp_store=MEMORY;")
+                       .c_str(),
                    nullptr, nullptr, nullptr) != SQLITE_OK) {
     std::fprintf(stderr, "bench: sql: open %s: %s\n", path.c_str(), sqlite3_errmsg(db));
     std::exit(1);
@@ -86,7 +91,7 @@ class Txn {
         sqlite3_reset(st);
       }
       out.push_back(Micros(Clock::now() - t0));
-      if (wal_pages_ >= 4096) {
+      if (wal_pages_ >= (16 << 20) / conclave::store::Database::kNewPageBytes) {
         int log = 0, done = 0;
         int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
         if (rc != SQLITE_OK || done != log) {

@@ -140,7 +140,7 @@ TEST_CASE("another connection reads every commit the moment COMMIT returns", "[s
 TEST_CASE("a spilled transaction that rewrote its frames survives as a crash image", "[store]") {
   store::Database::Options opts;
   opts.cache_kib = 64;         // far smaller than the transaction: pages spill to the WAL
-  opts.checkpoint_pages = 0;   // everything stays in the WAL, where recovery must find it
+  opts.checkpoint_kib = 0;   // everything stays in the WAL, where recovery must find it
   TempDb t(false, opts);
   // The daemon's connection never spills (see Database); the VFS must still carry a spill.
   t.db->Exec("PRAGMA cache_spill=ON;");
@@ -190,7 +190,7 @@ TEST_CASE("a process killed between commits loses nothing it committed", "[store
     if (pid == 0) {
       close(fds[0]);
       store::Database::Options opts;
-      opts.checkpoint_pages = 0;
+      opts.checkpoint_kib = 0;
       store::Database db(path, opts);
       Schema(db);
       for (int64_t i = 1;; ++i) {
@@ -224,7 +224,7 @@ TEST_CASE("a process killed between commits loses nothing it committed", "[store
 TEST_CASE("a WAL write the file system refuses fails COMMIT and leaves nothing visible",
           "[store]") {
   store::Database::Options opts;
-  opts.checkpoint_pages = 0;
+  opts.checkpoint_kib = 0;
   TempDb t(false, opts);
   Schema(*t.db);
   for (int i = 0; i < 10; ++i) Insert(*t.db, i);
@@ -308,7 +308,7 @@ TEST_CASE("without power-safe overwrite, synchronous=FULL has every published fr
 
 TEST_CASE("a commit bigger than one write survives as a crash image", "[store]") {
   store::Database::Options opts;
-  opts.checkpoint_pages = 0;
+  opts.checkpoint_kib = 0;
   TempDb t(false, opts);
   Schema(*t.db);
   store::WalWriteCounts before = store::WalWrites();
