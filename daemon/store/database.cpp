@@ -1,6 +1,7 @@
 #include "store/database.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "store/sqlite_memory.h"
 #include "store/wal_checkpointer.h"
@@ -13,6 +14,19 @@ constexpr size_t kMaxIdlePerText = 4;
 // Distinct SQL texts cached; past this, statements are compiled per use (a bug to look at:
 // SQL texts are meant to be a small fixed set).
 constexpr size_t kMaxCachedTexts = 1024;
+
+// The database file's page size (512 to 65536), read without the statement cache: a cached
+// statement would outlive a constructor that throws after this and keep the connection open.
+int64_t FilePageBytes(sqlite3* db) {
+  sqlite3_stmt* st = nullptr;
+  int64_t bytes = 0;
+  if (sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    bytes = sqlite3_column_int64(st, 0);
+  }
+  sqlite3_finalize(st);
+  return std::max<int64_t>(bytes, 512);
+}
 
 int OnWalCommit(void* arg, sqlite3*, const char*, int pages) {
   static_cast<WalCheckpointer*>(arg)->NoteWalPages(pages);
@@ -103,9 +117,9 @@ Database::Database(const std::string& path, const Options& options) : path_(path
   try {
     // A new database gets 1 KiB pages (an existing one keeps the size it was made with).
     // Every commit writes each page it touched to the WAL whole, and SQLite checksums every
-    // byte it writes there: a dispatch touches ~20 pages in each of its two commits (rows,
-    // their indexes, the counters), and with 4 KiB pages the checksums alone were 10% of the
-    // loop's instructions on the dispatch path. The read paths at 1M messages stay indexed
+    // byte it writes there: a commit on the dispatch path touches ~17 pages (rows, their
+    // indexes, the counters), and with 4 KiB pages the checksums alone were 10% of the loop's
+    // instructions there. The read paths at 1M messages stay indexed
     // (one level deeper in the B-trees).
     Exec("PRAGMA page_size=" + std::to_string(kNewPageBytes) + ";");
     Exec("PRAGMA journal_mode=WAL;");
@@ -124,12 +138,10 @@ Database::Database(const std::string& path, const Options& options) : path_(path
     // A WAL grown by a burst is cut back to this size when it next restarts.
     Exec("PRAGMA journal_size_limit=67108864;");
     if (options.checkpoint_kib > 0 && path != ":memory:" && !path.empty()) {
-      auto st = Prepare("PRAGMA page_size");
-      st.Step();
-      int64_t page_bytes = std::max<int64_t>(st.Int(0), 512);
-      int pages = static_cast<int>(
-          std::max<int64_t>(1, int64_t{options.checkpoint_kib} * 1024 / page_bytes));
-      checkpointer_ = std::make_unique<WalCheckpointer>(path, options.synchronous_full, pages);
+      int64_t pages = int64_t{options.checkpoint_kib} * 1024 / FilePageBytes(db_);
+      checkpointer_ = std::make_unique<WalCheckpointer>(
+          path, options.synchronous_full,
+          static_cast<int>(std::clamp<int64_t>(pages, 1, std::numeric_limits<int>::max())));
       sqlite3_wal_hook(db_, OnWalCommit, checkpointer_.get());
     }
   } catch (...) {

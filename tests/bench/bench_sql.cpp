@@ -25,8 +25,7 @@ sqlite3* Open(const std::string& path) {
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       conclave::store::WalWriteVfsName()) != SQLITE_OK ||
       sqlite3_exec(db,
-                   ("PRAGMA page_size=" +
-                    std::to_string(conclave::store::Database::kNewPageBytes) +
+                   ("PRAGMA page_size=" + std::to_string(conclave::store::Database::kNewPageBytes) +
                     "; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
                     "PRAGMA foreign_keys=ON; PRAGMA cache_size=-32768; "
                     "PRAGMA cache_spill=OFF; PRAGMA temp_store=MEMORY;")
@@ -52,6 +51,12 @@ class Txn {
           return SQLITE_OK;
         },
         &wal_pages_);
+    sqlite3_stmt* page = nullptr;
+    if (sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &page, nullptr) == SQLITE_OK &&
+        sqlite3_step(page) == SQLITE_ROW && sqlite3_column_int(page, 0) > 0) {
+      fold_pages_ = (16 << 20) / sqlite3_column_int(page, 0);
+    }
+    sqlite3_finalize(page);
     for (const auto& s : sql) {
       sqlite3_stmt* st = nullptr;
       if (sqlite3_prepare_v3(db, s.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &st, nullptr) !=
@@ -91,7 +96,7 @@ class Txn {
         sqlite3_reset(st);
       }
       out.push_back(Micros(Clock::now() - t0));
-      if (wal_pages_ >= (16 << 20) / conclave::store::Database::kNewPageBytes) {
+      if (wal_pages_ >= fold_pages_) {
         int log = 0, done = 0;
         int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
         if (rc != SQLITE_OK || done != log) {
@@ -110,6 +115,7 @@ class Txn {
   std::vector<sqlite3_stmt*> stmts_;
   uint64_t count_ = 0;
   int wal_pages_ = 0;
+  int fold_pages_ = 16384;  // 16 MiB of the file's own pages, as the daemon's checkpointer
 };
 
 }  // namespace

@@ -24,7 +24,7 @@ TEST_CASE("every acknowledged Send survives SIGKILL during background checkpoint
   d.Start();
   d.Cli({"handle", "register", "r"});
   constexpr int kClients = 6, kPerClient = 50, kAfter = 5;
-  // 64 KiB bodies: 16 pages a message, ~4800 pages in all (the threshold is 4096).
+  // 64 KiB bodies: ~66 pages of 1 KiB a message, ~20k in all (the threshold: 16 MiB, 16384).
   std::string body_file = d.WriteFile("body.txt", std::string(64 << 10, 'b'));
   std::mutex mu;
   std::map<std::string, std::string> acked;  // seq → subject

@@ -140,7 +140,7 @@ TEST_CASE("another connection reads every commit the moment COMMIT returns", "[s
 TEST_CASE("a spilled transaction that rewrote its frames survives as a crash image", "[store]") {
   store::Database::Options opts;
   opts.cache_kib = 64;         // far smaller than the transaction: pages spill to the WAL
-  opts.checkpoint_kib = 0;   // everything stays in the WAL, where recovery must find it
+  opts.checkpoint_kib = 0;     // everything stays in the WAL, where recovery must find it
   TempDb t(false, opts);
   // The daemon's connection never spills (see Database); the VFS must still carry a spill.
   t.db->Exec("PRAGMA cache_spill=ON;");
