@@ -55,6 +55,26 @@ double ProcessCpuMicros(pid_t pid) {
   return (utime + stime) * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+HostTicks ReadHostTicks() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  HostTicks t;
+  if (!(in >> cpu) || cpu != "cpu") return t;
+  // user nice system idle iowait irq softirq steal (guest time is inside user and nice).
+  for (int i = 0; i < 8; ++i) {
+    double v = 0;
+    if (!(in >> v)) break;
+    t.total += v;
+    if (i == 7) t.steal = v;
+  }
+  return t;
+}
+
+double StealPercent(const HostTicks& from, const HostTicks& to) {
+  double total = to.total - from.total;
+  return total > 0 ? (to.steal - from.steal) / total * 100.0 : 0;
+}
+
 double ProcessRssMiB(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;

@@ -33,6 +33,15 @@ double ProcessRssMiB(pid_t pid);
 // CPU time of the calling thread, in microseconds.
 double ThreadCpuMicros();
 
+// The machine's CPU time so far from the "cpu" line of /proc/stat, in clock ticks: all of it,
+// and what the hypervisor gave other guests while this one's vCPUs were runnable (steal).
+struct HostTicks {
+  double total = 0, steal = 0;
+};
+HostTicks ReadHostTicks();
+// The share of the CPUs' time stolen between two readings, in percent (0 when none passed).
+double StealPercent(const HostTicks& from, const HostTicks& to);
+
 // Blocks the calling thread for d without burning CPU (idle periods that are measured, e.g.
 // "idle CPU over 10 s"; never used to wait for something to happen).
 void IdleFor(std::chrono::milliseconds d);
