@@ -89,8 +89,9 @@ int main(int argc, char** argv) {
   }
   env.daemon.StartNew(env.daemon_bin, env.root + "/main");
 
-  // A shared VM's noise has a measurable part: the time the hypervisor gave to other guests
-  // while this one's vCPUs wanted to run. Printed per section and for the whole run.
+  // A shared VM's noise has a measurable part: the time this guest's vCPUs were ready to run
+  // and the host ran something else (steal; a woken vCPU waiting for the host counts too).
+  // Printed per section and for the whole run.
   const bench::HostTicks start = bench::ReadHostTicks();
   std::string steal_by_section;
   for (const auto& [name, fn] : kSections) {

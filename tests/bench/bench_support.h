@@ -34,7 +34,7 @@ double ProcessRssMiB(pid_t pid);
 double ThreadCpuMicros();
 
 // The machine's CPU time so far from the "cpu" line of /proc/stat, in clock ticks: all of it,
-// and what the hypervisor gave other guests while this one's vCPUs were runnable (steal).
+// and the time this guest's vCPUs were ready to run while the host ran something else (steal).
 struct HostTicks {
   double total = 0, steal = 0;
 };
