@@ -96,11 +96,13 @@ class TranscriptSink {
   virtual void OnFinished(int64_t dispatch_id) = 0;
 };
 
-// Told after a dispatch's outcome committed (ReviewService, FlowService).
+// Told after a dispatch's outcome committed (ReviewService, FlowService), with its task as
+// that commit left it (the listener need not read it again, or at all: a listener that
+// cares only for some tasks looks at t first).
 class DispatchListener {
  public:
   virtual ~DispatchListener() = default;
-  virtual void OnDispatchFinished(const domain::Dispatch& d) = 0;
+  virtual void OnDispatchFinished(const domain::Dispatch& d, const domain::Task& t) = 0;
 };
 
 // Where a run executes when not in its terminal's directory (ReviewWorkspace: a reviewer

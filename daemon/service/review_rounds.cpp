@@ -101,7 +101,11 @@ void ReviewRounds::RoundRefused(int64_t task_id, const Status& why) {
   if (s.ok()) launcher_.DispatchRounds(more);
 }
 
-void ReviewRounds::OnDispatchFinished(const domain::Dispatch& d) {
+void ReviewRounds::OnDispatchFinished(const domain::Dispatch& d, const domain::Task& t) {
+  // Round tasks are made reviewers (RoundLauncher) and a task's role never changes: for every
+  // other dispatch the read of review_rounds (a read transaction of its own, after the commit)
+  // is skipped.
+  if (t.role != "reviewer") return;
   auto round = store_.RoundForTask(d.task_id);
   if (!round || round->state != RoundState::kRunning) return;
   CheckRound(*round);

@@ -41,7 +41,8 @@ class ReviewRounds : public DispatchListener {
   // After the commit: prepares each round's directory (off the loop), then dispatches it.
   void DispatchRounds(const std::vector<int64_t>& task_ids) { launcher_.DispatchRounds(task_ids); }
 
-  void OnDispatchFinished(const domain::Dispatch& d) override;
+  // Only a reviewer task can be a round's: any other dispatch is passed over without a read.
+  void OnDispatchFinished(const domain::Dispatch& d, const domain::Task& t) override;
   // Startup: advance reviews whose round tasks finished while the daemon was down.
   void Resume();
 

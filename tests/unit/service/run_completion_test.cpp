@@ -366,4 +366,27 @@ TEST_CASE("worker_done's payload is one canonical JSON object with the run's res
 }
 
 }  // namespace
+TEST_CASE("a finished dispatch reads its review round only when its task is a reviewer",
+          "[service][completion]") {
+  Claude h;
+  // Every statement prepared that looks up a round by task: counted, never refused.
+  int round_reads = 0;
+  h.db->SetFaultHookForTest([&](std::string_view sql) {
+    if (sql.find("FROM review_rounds WHERE task_id") != std::string_view::npos) ++round_reads;
+    return SQLITE_OK;
+  });
+  int64_t writer = h.AddTask("write it");
+  REQUIRE(h.Dispatch(writer, "w1").ok());
+  h.Finish(Fixture("claude/json/success.txt"), 0);
+  REQUIRE(h.Settled(writer, TaskState::kCompleted));
+  h.Settle();
+  CHECK(round_reads == 0);  // a writer's dispatch is no round's: nothing read after the commit
+  // A reviewer task (not a round: none was launched) is still looked up.
+  int64_t reviewer = h.AddTask("review it", [](domain::Task& t) { t.role = "reviewer"; });
+  REQUIRE(h.Dispatch(reviewer, "w1").ok());
+  h.Finish(Fixture("claude/json/success.txt"), 0);
+  REQUIRE(h.RunUntil([&] { return round_reads > 0; }));
+  h.db->SetFaultHookForTest(nullptr);
+}
+
 }  // namespace conclave
