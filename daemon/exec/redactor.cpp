@@ -12,6 +12,7 @@ constexpr size_t kMinFormBytes = 8;
 std::string UrlEncode(std::string_view s) {
   static const char* kHex = "0123456789ABCDEF";
   std::string out;
+  out.reserve(s.size());
   for (unsigned char c : s) {
     if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
       out += static_cast<char>(c);
@@ -27,17 +28,19 @@ std::string UrlEncode(std::string_view s) {
 std::string Base64(std::string_view s, bool url) {
   const char* a = url ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
                       : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
+  // Unpadded: 4 characters per whole group of 3 bytes, then 2 or 3 for the rest.
+  std::string out(s.size() / 3 * 4 + (s.size() % 3 ? s.size() % 3 + 1 : 0), '\0');
+  char* o = out.data();
   size_t i = 0;
   for (; i + 2 < s.size(); i += 3) {
     uint32_t v = (uint8_t(s[i]) << 16) | (uint8_t(s[i + 1]) << 8) | uint8_t(s[i + 2]);
-    for (int k = 18; k >= 0; k -= 6) out += a[(v >> k) & 63];
+    for (int k = 18; k >= 0; k -= 6) *o++ = a[(v >> k) & 63];
   }
   if (i < s.size()) {
     uint32_t v = uint8_t(s[i]) << 16;
     if (i + 1 < s.size()) v |= uint8_t(s[i + 1]) << 8;
     int chars = i + 1 < s.size() ? 3 : 2;
-    for (int k = 0; k < chars; ++k) out += a[(v >> (18 - 6 * k)) & 63];
+    for (int k = 0; k < chars; ++k) *o++ = a[(v >> (18 - 6 * k)) & 63];
   }
   return out;
 }
@@ -45,13 +48,18 @@ std::string Base64(std::string_view s, bool url) {
 // The base64 characters that depend only on the secret's bytes when it starts `pad` bytes
 // into a 3-byte group of a longer text.
 std::string Base64Core(std::string_view secret, size_t pad, bool url) {
-  std::string padded(pad, '\0');
+  std::string padded;
+  padded.reserve(pad + secret.size());
+  padded.append(pad, '\0');
   padded.append(secret);
   std::string enc = Base64(padded, url);
   size_t first = (8 * pad + 5) / 6;                  // ceil(8·pad / 6)
   size_t last = (8 * (pad + secret.size())) / 6;     // chars fully inside the secret end here
   if (last > enc.size()) last = enc.size();
-  return first < last ? enc.substr(first, last - first) : std::string();
+  if (first >= last) return std::string();
+  enc.resize(last);
+  enc.erase(0, first);
+  return enc;
 }
 }  // namespace
 
@@ -86,7 +94,7 @@ std::vector<std::string> AllForms(const std::vector<std::string>& secrets) {
 }  // namespace
 
 StreamRedactor::StreamRedactor(std::vector<std::string> secrets)
-    : index_(AllForms(secrets)) {}
+    : index_(std::make_shared<const FormIndex>(AllForms(secrets))) {}
 
 Redactor::Redactor(const std::vector<std::string>& secrets)
     : secrets_(secrets), index_(AllForms(secrets)) {}
@@ -107,7 +115,8 @@ std::string RedactAll(std::string_view text, const std::vector<std::string>& sec
 }
 
 std::string StreamRedactor::Feed(std::string_view chunk) {
-  if (index_.empty()) return std::string(chunk);
+  const FormIndex& index = *index_;
+  if (index.empty()) return std::string(chunk);
   // With nothing held back the chunk is scanned where it is; only its tail is kept.
   const bool held = !pending_.empty();
   if (held) pending_.append(chunk);
@@ -116,10 +125,10 @@ std::string StreamRedactor::Feed(std::string_view chunk) {
   // proper prefix of one (a secret split across chunks starts there). Everything else goes
   // out now, so a live transcript is not held up by ordinary output. A secret that starts
   // before the cut is whole in the text.
-  size_t cut = text.size() - index_.PrefixTail(text);
+  size_t cut = text.size() - index.PrefixTail(text);
   std::string out;
   out.reserve(cut);
-  size_t done = index_.Replace(text, cut, kRedacted, &out);
+  size_t done = index.Replace(text, cut, kRedacted, &out);
   if (held) {
     pending_.erase(0, done);
   } else {
@@ -130,7 +139,7 @@ std::string StreamRedactor::Feed(std::string_view chunk) {
 
 std::string StreamRedactor::Finish() {
   std::string out;
-  index_.Replace(pending_, pending_.size(), kRedacted, &out);
+  index_->Replace(pending_, pending_.size(), kRedacted, &out);
   pending_.clear();
   return out;
 }

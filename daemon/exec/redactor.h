@@ -7,6 +7,7 @@
 // one-shot form for stored text.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,10 +27,11 @@ class StreamRedactor {
   // Returns the held-back tail at end of stream.
   std::string Finish();
   // Every form searched for, longest first.
-  const std::vector<std::string>& forms() const { return index_.forms(); }
+  const std::vector<std::string>& forms() const { return index_->forms(); }
 
  private:
-  FormIndex index_;
+  // Immutable, so a copy (a run's stderr redactor is its stdout one's) shares it.
+  std::shared_ptr<const FormIndex> index_;
   std::string pending_;
 };
 
