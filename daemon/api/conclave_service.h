@@ -29,7 +29,8 @@ class ConclaveService final : public ::conclave::v1::Conclave::CallbackService {
   void RequireToken(std::string token) { token_ = std::move(token); }
   // Who is calling (from the kernel, recorded at accept), or a refusal: stopping, an unknown
   // connection, a missing/wrong bearer token on TCP, a request that fails the checks every
-  // request passes (api/request_checks). gRPC thread.
+  // request passes (api/request_checks). Marks the call's status, whatever it will be, as
+  // the daemon's own (kOriginKey): every RPC comes here first. gRPC thread.
   grpc::Status Identify(CTX* ctx, const google::protobuf::Message& req,
                         service::PeerInfo* peer) const;
   PeerTable& peers() { return peers_; }

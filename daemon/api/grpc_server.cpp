@@ -3,7 +3,6 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
-#include <grpcpp/support/server_interceptor.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -16,31 +15,6 @@
 
 namespace conclave::api {
 namespace fs = std::filesystem;
-namespace gx = grpc::experimental;
-
-namespace {
-
-// Marks every non-OK status the daemon sends with kOriginKey (see the header).
-class OriginInterceptor final : public gx::Interceptor {
- public:
-  void Intercept(gx::InterceptorBatchMethods* methods) override {
-    if (methods->QueryInterceptionHookPoint(gx::InterceptionHookPoints::PRE_SEND_STATUS) &&
-        !methods->GetSendStatus().ok()) {
-      methods->GetSendTrailingMetadata()->emplace(kOriginKey, kOriginValue);
-    }
-    methods->Proceed();
-  }
-};
-
-class OriginInterceptorFactory final : public gx::ServerInterceptorFactoryInterface {
- public:
-  gx::Interceptor* CreateServerInterceptor(gx::ServerRpcInfo*) override {
-    return new OriginInterceptor();
-  }
-};
-
-}  // namespace
-
 Status PrepareUnixSocket(const std::string& path) {
   sockaddr_un addr{};
   if (path.size() >= sizeof(addr.sun_path)) {
@@ -91,9 +65,6 @@ StatusOr<std::unique_ptr<Server>> StartServer(const std::string& listen, Conclav
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  std::vector<std::unique_ptr<gx::ServerInterceptorFactoryInterface>> interceptors;
-  interceptors.push_back(std::make_unique<OriginInterceptorFactory>());
-  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(&service);
   builder.SetMaxReceiveMessageSize(16 << 20);
   builder.SetMaxSendMessageSize(16 << 20);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "api/conclave_service.h"
+#include "api/grpc_server.h"
 #include "api/proto_convert.h"
 #include "api/request_checks.h"
 
@@ -14,6 +15,10 @@ using grpc::ServerUnaryReactor;
 
 grpc::Status ConclaveService::Identify(CTX* ctx, const google::protobuf::Message& req,
                                        service::PeerInfo* peer) const {
+  // Every call of the API gets here first: whatever status it ends with is marked as the
+  // daemon's own (with an OK status the client never looks). Set per call here instead of by
+  // a server interceptor, which gRPC ran — an object and a hook — at every step of every call.
+  ctx->AddTrailingMetadata(kOriginKey, kOriginValue);
   if (stopping_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "conclaved is shutting down");
   auto p = peers_.Lookup(ctx->peer());
   if (!p) {
