@@ -55,7 +55,7 @@ std::unique_ptr<grpc::ClientContext> Client::Context(int64_t deadline_ms) const 
 
 namespace {
 
-// The daemon marks every non-OK status it sends (api/grpc_server.h kOriginKey).
+// The daemon marks every status of its API's calls (api/grpc_server.h kOriginKey).
 bool SentByDaemon(const grpc::ClientContext* ctx) {
   if (!ctx) return false;
   const auto& md = ctx->GetServerTrailingMetadata();

@@ -4,9 +4,10 @@
 // refused), or a loopback TCP port guarded by a bearer token.
 // Every listener also serves the standard services tools ask for first: grpc.health.v1.Health
 // (overall status "" and per service "conclave.v1.Conclave") and server reflection (v1alpha,
-// what grpcurl and IDE clients use). Every non-OK status the daemon itself sends carries the
-// trailing metadata `conclave-origin: conclaved`, so a client can tell the daemon's own
-// UNAVAILABLE ("shutting down", "the store refuses writes") from a daemon it cannot reach.
+// what grpcurl and IDE clients use). Every status a call of conclave.v1.Conclave ends with
+// carries the trailing metadata `conclave-origin: conclaved` (set in Identify), so a client
+// can tell the daemon's own UNAVAILABLE ("shutting down", "the store refuses writes") from a
+// daemon it cannot reach. The health and reflection services' statuses are not marked.
 #pragma once
 
 #include <grpcpp/health_check_service_interface.h>

@@ -115,8 +115,8 @@ std::string RedactAll(std::string_view text, const std::vector<std::string>& sec
 }
 
 std::string StreamRedactor::Feed(std::string_view chunk) {
+  if (!index_ || index_->empty()) return std::string(chunk);  // (a moved-from redactor: none)
   const FormIndex& index = *index_;
-  if (index.empty()) return std::string(chunk);
   // With nothing held back the chunk is scanned where it is; only its tail is kept.
   const bool held = !pending_.empty();
   if (held) pending_.append(chunk);
@@ -139,6 +139,7 @@ std::string StreamRedactor::Feed(std::string_view chunk) {
 
 std::string StreamRedactor::Finish() {
   std::string out;
+  if (!index_) return out;
   index_->Replace(pending_, pending_.size(), kRedacted, &out);
   pending_.clear();
   return out;

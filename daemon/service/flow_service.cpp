@@ -337,7 +337,7 @@ void FlowService::Clean(int64_t id, Done<std::vector<FlowView>> done) {
   });
 }
 
-void FlowService::OnDispatchFinished(const domain::Dispatch& d, const domain::Task&) {
+void FlowService::OnDispatchFinished(const domain::Dispatch& d, const std::string&) {
   if (!store_.AnyRunning()) return;  // no flow to advance, no writer slot to hand out
   auto f = store_.ByTask(d.task_id);
   if (f && f->status == "running" && f->task_id == d.task_id) Advance(f->id);

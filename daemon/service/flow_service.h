@@ -69,7 +69,7 @@ class FlowService : public DispatchListener,
   // Retention: cleans ready and cancelled flows last changed before cutoff_ms.
   void CleanEndedBefore(int64_t cutoff_ms) override;
 
-  void OnDispatchFinished(const domain::Dispatch& d, const domain::Task& t) override;
+  void OnDispatchFinished(const domain::Dispatch& d, const std::string& task_role) override;
   void OnReviewFinished(int64_t review_id) override;
   // "another-round" reopens the flow at implement with the person's reason in the brief;
   // "cancel" cancels it.

@@ -96,13 +96,13 @@ class TranscriptSink {
   virtual void OnFinished(int64_t dispatch_id) = 0;
 };
 
-// Told after a dispatch's outcome committed (ReviewService, FlowService), with its task as
-// that commit left it (the listener need not read it again, or at all: a listener that
-// cares only for some tasks looks at t first).
+// Told after a dispatch's outcome committed (ReviewService, FlowService), with its task's
+// role (which never changes): a listener that cares only for some roles looks at it before
+// reading anything.
 class DispatchListener {
  public:
   virtual ~DispatchListener() = default;
-  virtual void OnDispatchFinished(const domain::Dispatch& d, const domain::Task& t) = 0;
+  virtual void OnDispatchFinished(const domain::Dispatch& d, const std::string& task_role) = 0;
 };
 
 // Where a run executes when not in its terminal's directory (ReviewWorkspace: a reviewer

@@ -101,11 +101,11 @@ void ReviewRounds::RoundRefused(int64_t task_id, const Status& why) {
   if (s.ok()) launcher_.DispatchRounds(more);
 }
 
-void ReviewRounds::OnDispatchFinished(const domain::Dispatch& d, const domain::Task& t) {
+void ReviewRounds::OnDispatchFinished(const domain::Dispatch& d, const std::string& task_role) {
   // Round tasks are made reviewers (RoundLauncher) and a task's role never changes: for every
   // other dispatch the read of review_rounds (a read transaction of its own, after the commit)
   // is skipped.
-  if (t.role != "reviewer") return;
+  if (task_role != "reviewer") return;
   auto round = store_.RoundForTask(d.task_id);
   if (!round || round->state != RoundState::kRunning) return;
   CheckRound(*round);

@@ -42,7 +42,7 @@ class ReviewRounds : public DispatchListener {
   void DispatchRounds(const std::vector<int64_t>& task_ids) { launcher_.DispatchRounds(task_ids); }
 
   // Only a reviewer task can be a round's: any other dispatch is passed over without a read.
-  void OnDispatchFinished(const domain::Dispatch& d, const domain::Task& t) override;
+  void OnDispatchFinished(const domain::Dispatch& d, const std::string& task_role) override;
   // Startup: advance reviews whose round tasks finished while the daemon was down.
   void Resume();
 

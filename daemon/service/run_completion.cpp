@@ -123,7 +123,7 @@ void RunCompletion::Record(int64_t dispatch_id, const exec::RunOutcome& outcome,
   const CompletionFacts& facts = *shared;
   std::vector<int64_t> to_start;
   std::optional<domain::Dispatch> finished;
-  std::optional<domain::Task> finished_task;
+  std::string finished_role;  // only the role: a task's brief may be a MiB
   Status s = core_.batcher.Write([&]() -> Status {
     auto d = core_.dispatches.Get(dispatch_id);
     if (!d || d->state != DispatchState::kRunning) return Status::Ok();
@@ -134,7 +134,7 @@ void RunCompletion::Record(int64_t dispatch_id, const exec::RunOutcome& outcome,
                                                        facts.cost.usd, d->budget_usd);
     if (Status a = Apply(*d, *t, facts, c, &to_start); !a.ok()) return a;
     finished = *d;
-    finished_task = *t;
+    finished_role = t->role;
     return Status::Ok();
   });
   auto retry = [this, dispatch_id, outcome, shared, launch] {
@@ -145,19 +145,20 @@ void RunCompletion::Record(int64_t dispatch_id, const exec::RunOutcome& outcome,
     spdlog::error("dispatch {}: recording the outcome failed: {}", dispatch_id, s.message());
     return FailInternally(dispatch_id, s.message());
   }
-  AfterRecorded(to_start, finished, finished_task, retry);
+  AfterRecorded(to_start, std::move(finished), std::move(finished_role), retry);
 }
 
 void RunCompletion::AfterRecorded(const std::vector<int64_t>& to_start,
                                   std::optional<domain::Dispatch> done,
-                                  std::optional<domain::Task> task, std::function<void()> retry) {
+                                  std::string task_role, std::function<void()> retry) {
   scheduler_.StartAfterCommit(to_start);
   // Live followers get their last chunk after this commit (TranscriptFollower defers it).
   if (done && transcripts_) transcripts_->OnFinished(done->id);
-  core_.batcher.AfterCommit([this, done, task, retry](bool ok) {
+  core_.batcher.AfterCommit([this, done = std::move(done), task_role = std::move(task_role),
+                             retry](bool ok) {
     if (!ok) return core_.batcher.WhenWritable(retry);  // a full disk rolled it back: again
-    if (!done || !task) return;
-    for (auto* l : listeners_) l->OnDispatchFinished(*done, *task);
+    if (!done) return;
+    for (auto* l : listeners_) l->OnDispatchFinished(*done, task_role);
   });
 }
 

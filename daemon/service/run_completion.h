@@ -67,7 +67,7 @@ class RunCompletion {
   // The recording write failed: end the dispatch as internal_error in a write of its own.
   void FailInternally(int64_t dispatch_id, const std::string& error);
   void AfterRecorded(const std::vector<int64_t>& to_start, std::optional<domain::Dispatch> done,
-                     std::optional<domain::Task> task, std::function<void()> retry);
+                     std::string task_role, std::function<void()> retry);
 
   Core& core_;
   DispatchScheduler& scheduler_;

@@ -112,6 +112,25 @@ TEST_CASE("a secret base64-encoded at any offset, or URL-encoded, never survives
   CHECK(exec::SecretForms(secret).size() > 4);
 }
 
+TEST_CASE("a secret in URL-safe base64 (-_ for +/) at any offset never survives", "[exec]") {
+  // Bytes whose base64 holds + and / at every alignment, so the two alphabets differ.
+  const std::string secret = "sk-\xfb\xff\xbf\xfb\xef\xbe-key";
+  for (size_t pre = 0; pre < 6; ++pre) {
+    std::string url = B64(std::string(pre, 'x') + secret + "tail");
+    for (char& c : url) c = c == '+' ? '-' : c == '/' ? '_' : c;
+    REQUIRE(url.find_first_of("-_") != std::string::npos);
+    std::string text = "token=" + url + " end";
+    for (size_t chunk : {size_t{1}, size_t{5}, text.size()}) {
+      exec::StreamRedactor r({secret});
+      std::string out;
+      for (size_t i = 0; i < text.size(); i += chunk) out += r.Feed(text.substr(i, chunk));
+      out += r.Finish();
+      INFO("prefix " << pre << " chunk " << chunk << ": " << out);
+      for (const auto& decoded : DecodeRuns(out)) CHECK(decoded.find(secret) == std::string::npos);
+    }
+  }
+}
+
 }  // namespace
 
 using testing::NaiveRedact;

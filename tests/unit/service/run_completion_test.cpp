@@ -365,7 +365,6 @@ TEST_CASE("worker_done's payload is one canonical JSON object with the run's res
   CHECK(payload.at("will_retry") == false);
 }
 
-}  // namespace
 TEST_CASE("a finished dispatch reads its review round only when its task is a reviewer",
           "[service][completion]") {
   Claude h;
@@ -389,4 +388,5 @@ TEST_CASE("a finished dispatch reads its review round only when its task is a re
   h.db->SetFaultHookForTest(nullptr);
 }
 
+}  // namespace
 }  // namespace conclave
