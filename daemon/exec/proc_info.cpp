@@ -11,8 +11,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -155,6 +157,23 @@ std::string ReadProcStdinTty(pid_t pid) {
 }
 
 namespace {
+// How long one scan waits, in all, for processes caught inside execve to come out of it.
+constexpr std::chrono::milliseconds kExecWindowBudget{250};
+
+// Whether pid shows what a process inside execve shows: neither arguments nor environment
+// (the new image's are not in place yet). Zombies and kernel threads (kthreadd, pid 2, and
+// its children) show none either and never will; a live program always has its argv[0]
+// unless it was started with none, so one with arguments and no environment was given none.
+bool InExecWindow(pid_t pid) {
+  if (pid == 2) return false;
+  auto ps = ReadProcStat(pid);
+  if (!ps || ps->ppid == 2 || ps->state == 'Z' || ps->state == 'X') return false;
+  char path[40];
+  std::snprintf(path, sizeof path, "/proc/%d/cmdline", static_cast<int>(pid));
+  std::string args;
+  return ReadFileInto(path, &args, 1) && args.empty();
+}
+
 // The NUL-separated entries of /proc/<pid>/environ (at most 1 MiB read); false if unreadable.
 bool ReadEnviron(pid_t pid, std::unordered_set<std::string>* out) {
   char path[40];
@@ -193,6 +212,9 @@ std::vector<ProcStat> FindProcessesWithEnv(const std::vector<std::string>& entri
   if (!dir) return found;
   const uid_t me = geteuid();
   const pid_t self = getpid();
+  using clock = std::chrono::steady_clock;
+  std::optional<clock::time_point> deadline;  // from the first wait on
+  constexpr timespec kPause{0, 1000000};      // 1 ms
   while (dirent* e = readdir(dir)) {
     pid_t pid = 0;
     std::string_view name(e->d_name);
@@ -203,14 +225,18 @@ std::vector<ProcStat> FindProcessesWithEnv(const std::vector<std::string>& entri
     std::unordered_set<std::string> env;
     if (!ReadEnviron(pid, &env)) continue;
     // A process in the middle of execve has no environment to read for a moment (the old
-    // image's is gone, the new one's not yet in place): look again once it is through.
-    // Kernel threads (kthreadd, pid 2, and its children) never have one.
-    if (env.empty()) {
-      auto ps = ReadProcStat(pid);
-      for (int tries = 0; ps && pid != 2 && ps->ppid != 2 && env.empty() && tries < 20; ++tries) {
-        sched_yield();
-        if (!ReadEnviron(pid, &env)) break;
-      }
+    // image's is gone, the new one's not yet in place): look again once it is through. That
+    // moment lasts as long as the new program takes to load — milliseconds on a busy host —
+    // so the wait is bounded by time, over the whole scan. Read again after each look: an
+    // execve that ended since the first read shows its environment now, and a process
+    // outside execve with none was given none.
+    for (int tries = 0; env.empty(); ++tries) {
+      if (!deadline) deadline = clock::now() + kExecWindowBudget;
+      if (clock::now() >= *deadline) break;
+      const bool inside = InExecWindow(pid);
+      if (!ReadEnviron(pid, &env) || !inside || !env.empty()) break;
+      if (tries >= 20) nanosleep(&kPause, nullptr);  // yielding alone spins through it
+      sched_yield();
     }
     bool all = true;
     for (const auto& want : entries) all = all && env.count(want) > 0;

@@ -139,3 +139,38 @@ TEST_CASE("run tree: a group is signalled through its leader only while that lea
   // Reaped: its pid (and group id) are free for anyone; nothing is sent any more.
   CHECK_FALSE(exec::SignalGroupOfLeader(c->pid, start, SIGKILL));
 }
+
+TEST_CASE("run tree: a process caught inside execve is still found by its environment",
+          "[exec]") {
+  // A shell that execs itself without end spends much of its life inside execve, where
+  // /proc shows neither its arguments nor its environment for a moment. At the lowest
+  // priority beside two busy loops (one per core here) that moment stretches, as on a host
+  // busy with a build. Every scan must find it all the same: one that gave up after a few
+  // yields missed it.
+  auto spawn = [](std::vector<std::string> argv, std::vector<std::string> env) {
+    exec::SpawnSpec spec;
+    spec.argv = std::move(argv);
+    spec.env = std::move(env);
+    spec.cwd = "/";
+    auto c = exec::SpawnChild(spec);
+    REQUIRE(c.ok());
+    return c->pid;
+  };
+  std::vector<pid_t> busy;
+  for (int i = 0; i < 2; ++i) busy.push_back(spawn({"/bin/sh", "-c", "while :; do :; done"}, {}));
+  std::string mark = "CONCLAVE_DISPATCH_ID=exec-loop-" + std::to_string(getpid());
+  const std::string again = "exec /bin/sh -c \"$0\" \"$0\"";
+  pid_t looping = spawn({"nice", "-n", "19", "/bin/sh", "-c", again, again},
+                        {"PATH=/usr/bin:/bin", mark});
+  int missed = 0;
+  for (int scan = 0; scan < 300; ++scan) {
+    auto found = exec::FindProcessesWithEnv({mark}, {});
+    if (found.size() != 1 || found[0].pid != looping) ++missed;
+  }
+  CHECK(missed == 0);
+  for (pid_t p : busy) exec::SignalGroup(p, SIGKILL);
+  exec::SignalGroup(looping, SIGKILL);
+  int st = 0;
+  for (pid_t p : busy) waitpid(p, &st, 0);
+  waitpid(looping, &st, 0);
+}
