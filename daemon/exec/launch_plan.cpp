@@ -44,17 +44,6 @@ bool Allowed(std::string_view k) {
   return false;
 }
 
-std::map<std::string, std::string> WorkerBaseEnv(const Profile& p,
-                                                 const std::map<std::string, std::string>& daemon) {
-  std::map<std::string, std::string> env;
-  for (const auto& [k, v] : daemon) {
-    bool named = std::find(p.inherit_env.begin(), p.inherit_env.end(), k) != p.inherit_env.end();
-    if (k == "CONCLAVE_TOKEN" || k.rfind("CONCLAVE_", 0) == 0) continue;  // never the daemon's own
-    if (Allowed(k) || named) env[k] = v;
-  }
-  return env;
-}
-
 std::string Lookup(const std::map<std::string, std::string>& env, const char* k,
                    const char* fallback) {
   auto it = env.find(k);
@@ -189,6 +178,17 @@ std::vector<std::string> CredentialTokens(const std::string& content) {
   return out;
 }
 
+std::map<std::string, std::string> WorkerBaseEnv(const Profile& p,
+                                                 const std::map<std::string, std::string>& daemon) {
+  std::map<std::string, std::string> env;
+  for (const auto& [k, v] : daemon) {
+    bool named = std::find(p.inherit_env.begin(), p.inherit_env.end(), k) != p.inherit_env.end();
+    if (k == "CONCLAVE_TOKEN" || k.rfind("CONCLAVE_", 0) == 0) continue;  // never the daemon's own
+    if (Allowed(k) || named) env[k] = v;
+  }
+  return env;
+}
+
 std::map<std::string, std::string> DaemonEnvironment() {
   std::map<std::string, std::string> env;
   for (char** e = environ; e && *e; ++e) {
@@ -231,7 +231,8 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   LaunchPlan plan;
   // Environment: an allow-list of the daemon's, then isolation, then the profile's, then
   // Conclave's for this dispatch.
-  std::map<std::string, std::string> env = WorkerBaseEnv(p, daemon_env);
+  std::map<std::string, std::string> env =
+      req.base_env ? *req.base_env : WorkerBaseEnv(p, daemon_env);
   plan.home_files_spec = p.home_files;
   char budget[32];
   std::snprintf(budget, sizeof budget, "%.4f", req.budget_usd);

@@ -42,6 +42,9 @@ struct LaunchRequest {
   std::string workdir;      // the run's working directory when set (a reviewer's round dir)
   std::string private_dir;  // where the isolated HOME/TMPDIR go when set (else dispatch_dir)
   const std::map<std::string, std::string>* daemon_env = nullptr;
+  // WorkerBaseEnv(*profile, *daemon_env) computed once, when the caller keeps it; else
+  // PlanLaunch computes it.
+  const std::map<std::string, std::string>* base_env = nullptr;
 };
 
 struct LaunchPlan {
@@ -82,6 +85,12 @@ std::vector<std::string> CredentialTokens(const std::string& content);
 // The daemon's environment without the variables that belong to one process (a dispatch's
 // CONCLAVE_DISPATCH_* / CONCLAVE_TASK_*, systemd's NOTIFY_SOCKET, WATCHDOG_*, LISTEN_*).
 std::map<std::string, std::string> DaemonEnvironment();
+
+// What a worker of profile p gets of the daemon's environment: an allow-list (PATH, the
+// locale, proxies, ...) and the profile's inherit_env — never a CONCLAVE_* variable. The
+// same for every dispatch of p.
+std::map<std::string, std::string> WorkerBaseEnv(const Profile& p,
+                                                 const std::map<std::string, std::string>& daemon);
 
 // A template context over the daemon's environment with the given variables.
 TemplateContext TemplateContextFor(const std::map<std::string, std::string>& daemon_env,

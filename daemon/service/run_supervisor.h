@@ -73,6 +73,8 @@ class RunSupervisor : public RunStarter, public RunControl {
   // How long a run goes before its pid is written to the store on its own (a short run's
   // goes with its outcome: no commit of its own).
   static constexpr int64_t kRecordPidAfterMs = 1000;
+  // exec::WorkerBaseEnv by profile name, built at a profile's first launch.
+  std::map<std::string, std::map<std::string, std::string>> base_env_;
 
   // An attempt resuming one that ended early: its brief's opening, and where the work it
   // continues started (its claims are judged against that commit, not against the partial

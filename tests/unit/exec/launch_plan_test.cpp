@@ -167,3 +167,34 @@ TEST_CASE("a worker gets the allow-listed part of the daemon's environment and w
   CHECK(got.count("CONCLAVE_TOKEN") == 0);
   CHECK(got["CONCLAVE_SOCKET"] != "daemon's");
 }
+
+TEST_CASE("a plan starts from the profile's base environment when the caller keeps it, and "
+          "builds the same environment as without it",
+          "[exec]") {
+  std::map<std::string, std::string> env = {{"PATH", "/bin"}, {"HOME", "/root"},
+                                            {"ANTHROPIC_API_KEY", "sk-secret"},
+                                            {"MY_TOOL_HOME", "/opt"}};
+  exec::Profile p = Cli();
+  p.inherit_env = {"MY_TOOL_HOME"};
+  // What RunSupervisor keeps per profile.
+  const auto base = exec::WorkerBaseEnv(p, env);
+  auto fresh = exec::PlanLaunch(Request(p, env));
+  auto req = Request(p, env);
+  req.base_env = &base;
+  auto kept = exec::PlanLaunch(req);
+  REQUIRE(fresh.ok());
+  REQUIRE(kept.ok());
+  CHECK(kept->spec.env == fresh->spec.env);
+  // The kept one is what the plan starts from; isolation and Conclave's variables still go
+  // on top of it.
+  auto marked = base;
+  marked["FROM_THE_KEPT_BASE"] = "1";
+  marked["HOME"] = "/not-isolated";
+  req.base_env = &marked;
+  auto plan = exec::PlanLaunch(req);
+  REQUIRE(plan.ok());
+  const auto& e = plan->spec.env;
+  CHECK(std::count(e.begin(), e.end(), "FROM_THE_KEPT_BASE=1") == 1);
+  CHECK(std::count(e.begin(), e.end(), "HOME=/state/dispatches/9/home") == 1);
+  CHECK(std::count(e.begin(), e.end(), "CONCLAVE_DISPATCH_ID=0") == 1);
+}
