@@ -14,7 +14,8 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <optional>
+#include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -57,6 +58,7 @@ std::optional<ProcStat> ReadProcStat(pid_t pid) {
     bool num = ec == std::errc() && p == tok.data() + tok.size();
     if (field == 4 && num) st.ppid = static_cast<pid_t>(v);
     if (field == 5 && num) st.pgid = static_cast<pid_t>(v);
+    if (field == 9 && num) st.flags = static_cast<uint64_t>(v);
     if (field == 14 && num) st.utime = v;
     if (field == 15 && num) st.stime = v;
     if (field == 16 && num) st.cutime = v;
@@ -157,22 +159,15 @@ std::string ReadProcStdinTty(pid_t pid) {
 }
 
 namespace {
-// How long one scan waits, in all, for processes caught inside execve to come out of it.
-constexpr std::chrono::milliseconds kExecWindowBudget{250};
+// How long one scan waits, in all, for processes whose environment reads empty.
+constexpr std::chrono::milliseconds kEmptyEnvBudget{250};
+constexpr uint64_t kKernelThread = 0x00200000;  // PF_KTHREAD
 
-// Whether pid shows what a process inside execve shows: neither arguments nor environment
-// (the new image's are not in place yet). Zombies and kernel threads (kthreadd, pid 2, and
-// its children) show none either and never will; a live program always has its argv[0]
-// unless it was started with none, so one with arguments and no environment was given none.
-bool InExecWindow(pid_t pid) {
-  if (pid == 2) return false;
-  auto ps = ReadProcStat(pid);
-  if (!ps || ps->ppid == 2 || ps->state == 'Z' || ps->state == 'X') return false;
-  char path[40];
-  std::snprintf(path, sizeof path, "/proc/%d/cmdline", static_cast<int>(pid));
-  std::string args;
-  return ReadFileInto(path, &args, 1) && args.empty();
-}
+// Processes (pid, start time) whose environment stayed empty through a whole budget: given
+// none, or hidden on purpose (prctl PR_SET_MM can empty it). Later scans read them once and
+// do not wait for them again, so a worker cannot make every scan wait.
+std::mutex empty_env_mu;
+std::set<std::pair<pid_t, int64_t>> empty_env_seen;
 
 // The NUL-separated entries of /proc/<pid>/environ (at most 1 MiB read); false if unreadable.
 bool ReadEnviron(pid_t pid, std::unordered_set<std::string>* out) {
@@ -212,9 +207,32 @@ std::vector<ProcStat> FindProcessesWithEnv(const std::vector<std::string>& entri
   if (!dir) return found;
   const uid_t me = geteuid();
   const pid_t self = getpid();
-  using clock = std::chrono::steady_clock;
-  std::optional<clock::time_point> deadline;  // from the first wait on
-  constexpr timespec kPause{0, 1000000};      // 1 ms
+  // A process in the middle of execve shows no environment for a moment (the old image's is
+  // gone, the new one's not yet complete — the kernel sets the arguments before the
+  // environment). That moment lasts as long as the new program takes to load, milliseconds on
+  // a busy host, so such processes are set aside and looked at again, together, once the
+  // scan is through: yields first, then 1 ms pauses, within one budget for the whole scan.
+  struct Pending {
+    ProcStat ps;
+    bool wait;  // not one that stayed empty through an earlier scan's whole budget
+  };
+  std::vector<Pending> pending;
+  auto matches = [&](const std::unordered_set<std::string>& env) {
+    bool all = true;
+    for (const auto& want : entries) all = all && env.count(want) > 0;
+    for (const auto& name : names) {
+      const std::string prefix = name + "=";
+      all = all && std::any_of(env.begin(), env.end(), [&](const std::string& e) {
+              return e.compare(0, prefix.size(), prefix) == 0;
+            });
+    }
+    return all;
+  };
+  std::set<std::pair<pid_t, int64_t>> known_empty;
+  {
+    std::lock_guard<std::mutex> lock(empty_env_mu);
+    known_empty = empty_env_seen;
+  }
   while (dirent* e = readdir(dir)) {
     pid_t pid = 0;
     std::string_view name(e->d_name);
@@ -224,30 +242,47 @@ std::vector<ProcStat> FindProcessesWithEnv(const std::vector<std::string>& entri
     if (stat(("/proc/" + std::string(name)).c_str(), &st) != 0 || st.st_uid != me) continue;
     std::unordered_set<std::string> env;
     if (!ReadEnviron(pid, &env)) continue;
-    // A process in the middle of execve has no environment to read for a moment (the old
-    // image's is gone, the new one's not yet in place): look again once it is through. That
-    // moment lasts as long as the new program takes to load — milliseconds on a busy host —
-    // so the wait is bounded by time, over the whole scan. Read again after each look: an
-    // execve that ended since the first read shows its environment now, and a process
-    // outside execve with none was given none.
-    for (int tries = 0; env.empty(); ++tries) {
-      if (!deadline) deadline = clock::now() + kExecWindowBudget;
-      if (clock::now() >= *deadline) break;
-      const bool inside = InExecWindow(pid);
-      if (!ReadEnviron(pid, &env) || !inside || !env.empty()) break;
-      if (tries >= 20) nanosleep(&kPause, nullptr);  // yielding alone spins through it
-      sched_yield();
+    if (env.empty()) {
+      // Zombies and kernel threads have none and never will.
+      auto ps = ReadProcStat(pid);
+      if (!ps || ps->state == 'Z' || ps->state == 'X' || (ps->flags & kKernelThread)) continue;
+      pending.push_back({*ps, known_empty.count({ps->pid, ps->start_time}) == 0});
+      continue;
     }
-    bool all = true;
-    for (const auto& want : entries) all = all && env.count(want) > 0;
-    for (const auto& name : names) {
-      const std::string prefix = name + "=";
-      all = all && std::any_of(env.begin(), env.end(), [&](const std::string& e) {
-              return e.compare(0, prefix.size(), prefix) == 0;
-            });
-    }
-    if (!all) continue;
+    if (!matches(env)) continue;
     if (auto ps = ReadProcStat(pid)) found.push_back(*ps);
+  }
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + kEmptyEnvBudget;
+  constexpr timespec kPause{0, 1000000};  // 1 ms
+  for (int round = 0; !pending.empty(); ++round) {
+    // Every one is read again at least once; only those not known empty are waited for.
+    std::vector<Pending> still;
+    for (auto& c : pending) {
+      std::unordered_set<std::string> env;
+      if (!ReadEnviron(c.ps.pid, &env) || ReadProcStartTime(c.ps.pid) != c.ps.start_time) continue;
+      if (!env.empty()) {
+        if (matches(env)) found.push_back(c.ps);
+      } else if (c.wait) {
+        still.push_back(c);
+      }
+    }
+    pending = std::move(still);
+    if (pending.empty()) break;
+    if (clock::now() >= deadline) {
+      std::lock_guard<std::mutex> lock(empty_env_mu);
+      for (const auto& c : pending) empty_env_seen.insert({c.ps.pid, c.ps.start_time});
+      break;
+    }
+    if (round >= 20) nanosleep(&kPause, nullptr);  // yielding alone spins through it
+    sched_yield();
+  }
+  {
+    // Forget the ones that are gone (their pid may come back with another start time).
+    std::lock_guard<std::mutex> lock(empty_env_mu);
+    for (auto it = empty_env_seen.begin(); it != empty_env_seen.end();) {
+      it = ReadProcStartTime(it->first) == it->second ? std::next(it) : empty_env_seen.erase(it);
+    }
   }
   closedir(dir);
   return found;

@@ -22,6 +22,7 @@ struct ProcStat {
   int64_t start_time = 0;  // field 22 (clock ticks since boot)
   int64_t utime = 0, stime = 0;  // fields 14, 15 (clock ticks)
   int64_t cutime = 0, cstime = 0;  // fields 16, 17: reaped children's (clock ticks)
+  uint64_t flags = 0;              // field 9: the kernel's PF_* flags
 };
 
 // /proc/<pid>/stat, parsed with bounds; nullopt when the process is gone or unreadable.

@@ -70,7 +70,9 @@ struct Core {
   boost::asio::thread_pool notifier{1};
   // Reads a run's CPU and I/O from /proc (on the helper pool); tests put a fake here.
   std::shared_ptr<exec::ActivityProbe> activity = std::make_shared<exec::ProcActivityProbe>();
-  std::map<std::string, std::string> daemon_env;  // read once at start (exec::DaemonEnvironment)
+  // Read once at start (exec::DaemonEnvironment). Fixed after Services::Start, like profiles:
+  // RunSupervisor keeps each profile's worker base environment built from both.
+  std::map<std::string, std::string> daemon_env;
   exec::Redactor redactor;  // the daemon's standing secrets (exec::DaemonSecrets)
   int64_t started_ms = 0;
   std::string listener;

@@ -143,34 +143,42 @@ TEST_CASE("run tree: a group is signalled through its leader only while that lea
 TEST_CASE("run tree: a process caught inside execve is still found by its environment",
           "[exec]") {
   // A shell that execs itself without end spends much of its life inside execve, where
-  // /proc shows neither its arguments nor its environment for a moment. At the lowest
-  // priority beside two busy loops (one per core here) that moment stretches, as on a host
-  // busy with a build. Every scan must find it all the same: one that gave up after a few
-  // yields missed it.
-  auto spawn = [](std::vector<std::string> argv, std::vector<std::string> env) {
+  // /proc shows no environment for a moment. At the lowest priority beside two busy loops
+  // (one per core here), that moment stretches, as on a host busy with a build. Every scan
+  // must find it all the same: one that gave up after a few yields missed it.
+  const std::string me = std::to_string(getpid());
+  std::vector<pid_t> started;
+  struct Reaper {  // also when an assertion ends the test early
+    std::vector<pid_t>& pids;
+    ~Reaper() {
+      for (pid_t p : pids) exec::SignalGroup(p, SIGKILL);
+      int st = 0;
+      for (pid_t p : pids) waitpid(p, &st, 0);
+    }
+  } reaper{started};
+  auto spawn = [&](std::vector<std::string> argv, std::vector<std::string> env) {
     exec::SpawnSpec spec;
     spec.argv = std::move(argv);
     spec.env = std::move(env);
+    spec.env.push_back("PATH=/usr/bin:/bin");
     spec.cwd = "/";
     auto c = exec::SpawnChild(spec);
     REQUIRE(c.ok());
+    started.push_back(c->pid);
+    for (int fd : {c->stdin_fd, c->stdout_fd, c->stderr_fd, c->pidfd}) close(fd);
     return c->pid;
   };
-  std::vector<pid_t> busy;
-  for (int i = 0; i < 2; ++i) busy.push_back(spawn({"/bin/sh", "-c", "while :; do :; done"}, {}));
-  std::string mark = "CONCLAVE_DISPATCH_ID=exec-loop-" + std::to_string(getpid());
-  const std::string again = "exec /bin/sh -c \"$0\" \"$0\"";
-  pid_t looping = spawn({"nice", "-n", "19", "/bin/sh", "-c", again, again},
-                        {"PATH=/usr/bin:/bin", mark});
+  // Busy only while this test process lives, should it die before its reaper runs.
+  for (int i = 0; i < 2; ++i) {
+    spawn({"/bin/sh", "-c", "while kill -0 " + me + "; do :; done"}, {});
+  }
+  std::string mark = "CONCLAVE_DISPATCH_ID=exec-loop-" + me;
+  const std::string again = "kill -0 " + me + " && exec /bin/sh -c \"$0\" \"$0\"";
+  pid_t looping = spawn({"nice", "-n", "19", "/bin/sh", "-c", again, again}, {mark});
   int missed = 0;
-  for (int scan = 0; scan < 300; ++scan) {
+  for (int scan = 0; scan < 1000; ++scan) {
     auto found = exec::FindProcessesWithEnv({mark}, {});
     if (found.size() != 1 || found[0].pid != looping) ++missed;
   }
   CHECK(missed == 0);
-  for (pid_t p : busy) exec::SignalGroup(p, SIGKILL);
-  exec::SignalGroup(looping, SIGKILL);
-  int st = 0;
-  for (pid_t p : busy) waitpid(p, &st, 0);
-  waitpid(looping, &st, 0);
 }
