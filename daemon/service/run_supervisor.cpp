@@ -61,12 +61,9 @@ StatusOr<exec::LaunchPlan> RunSupervisor::Plan(const domain::Dispatch& d, const 
     }
   }
   req.daemon_env = &core_.daemon_env;
-  // Profiles and the daemon's environment are fixed for the daemon's life: the part of the
-  // worker's environment that depends on nothing else is built once per profile.
-  auto base = base_env_.find(p.name);
-  if (base == base_env_.end()) {
-    base = base_env_.emplace(p.name, exec::WorkerBaseEnv(p, core_.daemon_env)).first;
-  }
+  // Profiles and the daemon's environment are fixed for its life: built once per profile.
+  auto [base, fresh] = base_env_.try_emplace(p.name);
+  if (fresh) base->second = exec::WorkerBaseEnv(p, core_.daemon_env);
   req.base_env = &base->second;
   auto plan = exec::PlanLaunch(req);
   if (plan.ok()) {

@@ -137,3 +137,34 @@ TEST_CASE("a dispatch committed during shutdown is not launched, and shutdown wa
 
 }  // namespace
 }  // namespace conclave
+
+namespace conclave {
+namespace {
+
+TEST_CASE("each profile's workers get that profile's part of the daemon's environment, kept "
+          "across its dispatches",
+          "[service][launch]") {
+  ServiceHarness h;
+  h.core->daemon_env = {{"PATH", "/bin"}, {"TOOL_A", "a"}, {"TOOL_B", "b"}};
+  for (auto [name, var] : {std::pair{"pa", "TOOL_A"}, std::pair{"pb", "TOOL_B"}}) {
+    auto& p = h.AddProfile(name, std::string("fam-") + name);
+    p.inherit_env = {var};
+    p.max_concurrent = 2;
+  }
+  for (const char* t : {"a1", "a2"}) h.AddTerminal(t, "pa");
+  for (const char* t : {"b1", "b2"}) h.AddTerminal(t, "pb");
+  // a, b, a, b: a base kept under the wrong key, or one for all, shows in the second pair.
+  for (const char* t : {"a1", "b1", "a2", "b2"}) REQUIRE(h.Dispatch(h.AddTask("go"), t).ok());
+  REQUIRE(h.RunUntil([&] { return h.launcher.launches.size() == 4; }));
+  for (size_t i = 0; i < 4; ++i) {
+    const auto& env = h.launcher.launches[i].plan.spec.env;
+    const bool a = i % 2 == 0;
+    CAPTURE(i);
+    CHECK(std::count(env.begin(), env.end(), "TOOL_A=a") == (a ? 1 : 0));
+    CHECK(std::count(env.begin(), env.end(), "TOOL_B=b") == (a ? 0 : 1));
+    CHECK(std::count(env.begin(), env.end(), "PATH=/bin") == 1);
+  }
+}
+
+}  // namespace
+}  // namespace conclave
