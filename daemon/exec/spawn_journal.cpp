@@ -83,8 +83,8 @@ bool SpawnJournal::Record(int64_t dispatch_id, const SpawnRecord& r) {
   return true;
 }
 
-void SpawnJournal::Clear() {
-  if (fd_ < 0 || bytes_ == 0) return;
+void SpawnJournal::Compact() {
+  if (fd_ < 0 || bytes_ == 0 || !full()) return;
   if (ftruncate(fd_, 0) == 0) bytes_ = 0;
 }
 

@@ -233,10 +233,11 @@ void RunSupervisor::RecordPid(int64_t dispatch_id) {
 }
 
 void RunSupervisor::MaybeClearJournal() {
+  if (!journal_.full()) return;
   for (const auto& [id, a] : runs_) {
     if (a.launch && !a.run->finished()) return;  // its only record is the journal's
   }
-  journal_.Clear();
+  journal_.Compact();
 }
 
 void RunSupervisor::NotLaunched(int64_t dispatch_id, StopReason reason, const std::string& detail) {

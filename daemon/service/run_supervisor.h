@@ -37,6 +37,8 @@ class RunSupervisor : public RunStarter, public RunControl {
         journal_(exec::SpawnJournalPath(core.config.state_dir)),
         activity_(core, [this](const ActivityWatch::Report& r) { OnActivity(r); }) {}
   void Connect(TranscriptSink* transcripts) { transcripts_ = transcripts; }
+  // How much the spawn journal holds before it is emptied (tests make it small).
+  void SetJournalCompactAtForTest(int64_t bytes) { journal_.set_compact_at(bytes); }
   // Where runs that do not use their terminal's directory execute (reviewer rounds).
   void SetPlacement(RunPlacement* placement) { placement_ = placement; }
 
@@ -98,7 +100,7 @@ class RunSupervisor : public RunStarter, public RunControl {
   // Reads which files are already dirty at a fresh writer's start (helper pool).
   void SnapshotDirty(int64_t dispatch_id, const std::string& cwd,
                      std::optional<exec::SandboxPaths> sandbox);
-  // Empties the spawn journal once every live run's pid is in the store.
+  // Empties the spawn journal once it is full and every live run's pid is in the store.
   void MaybeClearJournal();
   void NotLaunched(int64_t dispatch_id, domain::StopReason reason, const std::string& detail);
   void OnStdout(int64_t dispatch_id, std::string_view chunk);

@@ -1,7 +1,8 @@
 // The pid of a started worker: in the spawn journal at once (no commit), in the store with the
 // run's outcome when it ends first — one commit before the spawn and one after the exit — or
-// in a regular commit of its own once the run has gone on for a second, after which the journal
-// is emptied. The journal's reader skips what it cannot trust. Fake clock, fake launcher.
+// in a regular commit of its own once the run has gone on for a second. The journal is emptied
+// once it is full and no live run's pid is only there. The journal's reader skips what it
+// cannot trust. Fake clock, fake launcher.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -53,6 +54,7 @@ TEST_CASE("a short run's pid is journaled at the spawn and stored with its outco
 TEST_CASE("a long run's pid reaches the store after a second and the journal empties",
           "[service][dispatch][perf]") {
   Journaled h;
+  h.services->runs.SetJournalCompactAtForTest(1);  // full after one line
   int64_t t = h.AddTask("slow");
   REQUIRE(h.Dispatch(t, "w1").ok());
   h.Settle();
@@ -69,6 +71,65 @@ TEST_CASE("a long run's pid reaches the store after a second and the journal emp
   h.launcher.Finish(running[0], "done\n");
   REQUIRE(h.RunUntil([&] { return h.Task(t).status == domain::TaskState::kCompleted; }));
   CHECK(h.Dispatches(t).back().pid == running[0]->run->pid());
+}
+
+TEST_CASE("a run's end does not empty the journal while another run's pid is only there",
+          "[service][dispatch][perf]") {
+  ServiceHarness h;
+  h.AddProfile("p", "fam", 2);
+  h.AddTerminal("w1", "p");
+  h.AddTerminal("w2", "p");  // the same directory: testers, which do not need it alone
+  h.services->runs.SetJournalCompactAtForTest(1);
+  auto tester = [](domain::Task& t) { t.role = "tester"; };
+  int64_t slow = h.AddTask("slow", tester);
+  int64_t quick = h.AddTask("quick", tester);
+  const std::string journal_path = exec::SpawnJournalPath(h.config.state_dir);
+  REQUIRE(h.Dispatch(slow, "w1").ok());
+  REQUIRE(h.Dispatch(quick, "w2").ok());
+  h.Settle();
+  auto running = h.launcher.Running();
+  REQUIRE(running.size() == 2);
+  int64_t slow_id = h.Dispatches(slow).back().id;
+  pid_t slow_pid = exec::ReadSpawnJournal(journal_path)[slow_id].pid;
+  auto* quick_run = running[0]->run->pid() == slow_pid ? running[1] : running[0];
+  REQUIRE(quick_run->run->pid() != slow_pid);
+  h.launcher.Finish(quick_run, "done\n");
+  REQUIRE(h.RunUntil([&] { return h.Task(quick).status == domain::TaskState::kCompleted; }));
+  CHECK(h.Dispatches(slow).back().pid == 0);
+  auto journal = exec::ReadSpawnJournal(journal_path);
+  REQUIRE(journal.count(slow_id) == 1);  // recovery would still find the slow worker
+  h.clock.Advance(1000);
+  REQUIRE(h.RunUntil([&] { return h.Dispatches(slow).back().pid != 0; }));
+  CHECK(std::filesystem::file_size(journal_path) == 0);  // now every line is redundant
+}
+
+TEST_CASE("short runs do not empty the journal each time: it is emptied once full",
+          "[service][dispatch][perf]") {
+  Journaled h;
+  int64_t bytes = 0;
+  for (int i = 0; i < 3; ++i) {
+    int64_t t = h.AddTask("quick");
+    REQUIRE(h.Dispatch(t, "w1").ok());
+    h.Settle();
+    auto running = h.launcher.Running();
+    REQUIRE(running.size() == 1);
+    h.launcher.Finish(running[0], "done\n");
+    REQUIRE(h.RunUntil([&] { return h.Task(t).status == domain::TaskState::kCompleted; }));
+    int64_t now = static_cast<int64_t>(std::filesystem::file_size(h.JournalPath()));
+    CHECK(now > bytes);  // the finished run's line is kept: no truncate per run
+    bytes = now;
+  }
+  CHECK(exec::ReadSpawnJournal(h.JournalPath()).size() == 3);
+  // Once the journal holds its limit, the next run's end (nothing else live) empties it.
+  h.services->runs.SetJournalCompactAtForTest(bytes);
+  int64_t t = h.AddTask("quick");
+  REQUIRE(h.Dispatch(t, "w1").ok());
+  h.Settle();
+  auto running = h.launcher.Running();
+  REQUIRE(running.size() == 1);
+  h.launcher.Finish(running[0], "done\n");
+  REQUIRE(h.RunUntil([&] { return h.Task(t).status == domain::TaskState::kCompleted; }));
+  CHECK(std::filesystem::file_size(h.JournalPath()) == 0);
 }
 
 TEST_CASE("the spawn journal's reader keeps whole lines only, the last entry per dispatch",
@@ -96,11 +157,16 @@ TEST_CASE("the spawn journal's reader keeps whole lines only, the last entry per
   CHECK(entries.count(10) == 0);  // pid 1 is never ours
   CHECK(entries.count(11) == 0);  // trailing garbage
   CHECK(entries.count(12) == 0);  // torn last line
-  exec::SpawnJournal j(path);
-  j.Clear();  // nothing written by this instance: left alone
+  exec::SpawnJournal j(path, 16);
+  j.Compact();  // nothing written by this instance: left alone
   CHECK(exec::ReadSpawnJournal(path).size() == 3);
-  REQUIRE(j.Record(13, {5555, 1}));
-  j.Clear();
+  REQUIRE(j.Record(13, {5555, 1}));  // 10 bytes: not full
+  CHECK_FALSE(j.full());
+  j.Compact();
+  CHECK(exec::ReadSpawnJournal(path).size() == 4);
+  REQUIRE(j.Record(16, {5556, 1}));
+  CHECK(j.full());
+  j.Compact();
   CHECK(exec::ReadSpawnJournal(path).empty());
   CHECK(std::filesystem::file_size(path) == 0);
   std::filesystem::remove(path);
