@@ -226,6 +226,16 @@ std::vector<std::string> Database::CachedSql() const {
   return out;
 }
 
+int64_t Database::PageFetches() const {
+  int64_t total = 0;
+  for (int op : {SQLITE_DBSTATUS_CACHE_HIT, SQLITE_DBSTATUS_CACHE_MISS}) {
+    int cur = 0, high = 0;
+    sqlite3_db_status(db_, op, &cur, &high, 0);
+    total += cur;
+  }
+  return total;
+}
+
 int64_t Database::checkpoints() const {
   return checkpointer_ ? checkpointer_->checkpoints() : 0;
 }

@@ -139,6 +139,9 @@ class Database {
   int64_t compiles() const { return compiles_; }
   // WAL checkpoints completed by the background checkpointer.
   int64_t checkpoints() const;
+  // Pages this connection has fetched since it opened, from its cache or the file: every
+  // index entry or row a statement visits costs at least a fetch (tests bound a read with it).
+  int64_t PageFetches() const;
 
   // Test-only: `hook(sql)` runs before each Exec and Prepare; a non-zero SQLite code makes
   // that statement fail with it (StoreError). Pass nullptr to remove it.

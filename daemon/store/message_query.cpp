@@ -19,6 +19,20 @@ struct Arm {
   int read = -1;
 };
 
+// One arm per (type, read) pair the filter allows.
+std::vector<Arm> TypeReadArms(const domain::MessageFilter& f, const std::vector<Arm>& base,
+                              const std::vector<std::string>& all_types) {
+  std::vector<std::string> types = Distinct(f.types.empty() ? all_types : f.types);
+  std::vector<int> reads = f.unread_only ? std::vector<int>{0} : std::vector<int>{0, 1};
+  std::vector<Arm> crossed;
+  for (const Arm& a : base) {
+    for (const auto& t : types) {
+      for (int r : reads) crossed.push_back(Arm{a.task, t, r});
+    }
+  }
+  return crossed;
+}
+
 }  // namespace
 
 std::string JsonStringArray(const std::vector<std::string>& values) {
@@ -53,8 +67,29 @@ std::string JsonNumberArray(const std::vector<int64_t>& values) {
   return out + "]";
 }
 
+MessageQuery PlanSideProbe(const domain::MessageFilter& f, bool sender,
+                           const std::vector<std::string>& all_types) {
+  MessageQuery q;
+  std::string head = sender ? "SELECT 1 FROM messages INDEXED BY messages_from WHERE seq > ?1 "
+                              "AND sender = ?4"
+                            : "SELECT 1 FROM messages INDEXED BY messages_to WHERE seq > ?1 "
+                              "AND recipient = ?3";
+  (sender ? q.bind_from : q.bind_to) = true;
+  std::string merged;
+  int next = 10;
+  for (const Arm& a : TypeReadArms(f, {Arm{}}, all_types)) {
+    if (!merged.empty()) merged += " UNION ALL ";
+    merged += head + " AND type = ?" + std::to_string(next);
+    q.binds.push_back({next++, 0, a.type, true});
+    merged += " AND read = ?" + std::to_string(next);
+    q.binds.push_back({next++, a.read, "", false});
+  }
+  q.sql = merged + " LIMIT ?2";
+  return q;
+}
+
 MessageQuery PlanMessageQuery(const domain::MessageFilter& f, bool newest_first,
-                              const std::vector<std::string>& all_types) {
+                              const std::vector<std::string>& all_types, bool by_sender) {
   MessageQuery q;
   const char* index = nullptr;  // nullptr: the rowid (seq) itself
   std::vector<int64_t> tasks = Distinct(f.task_ids);
@@ -63,11 +98,12 @@ MessageQuery PlanMessageQuery(const domain::MessageFilter& f, bool newest_first,
   if (!tasks.empty()) {
     index = "messages_task";
     split_tasks = tasks.size() <= kMaxTaskArms;
-  } else if (!f.to.empty()) {
+  } else if (!f.to.empty() && !(by_sender && !f.from.empty())) {
     index = "messages_to";
     split_type_read = true;
   } else if (!f.from.empty()) {
     index = "messages_from";
+    split_type_read = true;
   } else if (!f.types.empty() || f.unread_only) {
     index = "messages_type";
     split_type_read = true;
@@ -79,17 +115,7 @@ MessageQuery PlanMessageQuery(const domain::MessageFilter& f, bool newest_first,
     arms.clear();
     for (int64_t t : tasks) arms.push_back(Arm{t, "", -1});
   }
-  if (split_type_read) {
-    std::vector<std::string> types = Distinct(f.types.empty() ? all_types : f.types);
-    std::vector<int> reads = f.unread_only ? std::vector<int>{0} : std::vector<int>{0, 1};
-    std::vector<Arm> crossed;
-    for (const Arm& a : arms) {
-      for (const auto& t : types) {
-        for (int r : reads) crossed.push_back(Arm{a.task, t, r});
-      }
-    }
-    arms = std::move(crossed);
-  }
+  if (split_type_read) arms = TypeReadArms(f, arms, all_types);
 
   // Conditions every arm shares.
   std::string common = " WHERE seq > ?1";

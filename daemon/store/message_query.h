@@ -2,7 +2,8 @@
 // so every Inbox / Check / Wait / Watch filter costs a few seeks plus the rows it returns —
 // never a walk of the log. One filter dimension "drives" the query through a named index
 // (INDEXED BY, so the plan cannot drift): task ids > recipient > sender > type or unread >
-// seq alone. Every index column before seq must be fixed for the index to yield seq order, so
+// seq alone — except that a filter on both the recipient and the sender may be driven by the
+// sender (the caller measures which has fewer entries: PlanSideProbe). Every index column before seq must be fixed for the index to yield seq order, so
 // the statement is a UNION ALL of one covering seek per combination of those values — each
 // task id; each type asked for (or each of the closed list); read 0, or 0 and 1 — which
 // SQLite merges lazily by seq and stops at the limit; the rows are then read by seq. Filter
@@ -41,9 +42,17 @@ struct MessageQuery {
 };
 
 // The query for filter, oldest first (or newest first). all_types is the closed list of
-// message types (every stored row has one of them).
+// message types (every stored row has one of them). by_sender: a filter with a recipient and
+// a sender (and no task ids) is driven by the sender's index instead of the recipient's.
 MessageQuery PlanMessageQuery(const domain::MessageFilter& filter, bool newest_first,
-                              const std::vector<std::string>& all_types);
+                              const std::vector<std::string>& all_types, bool by_sender = false);
+
+// A row per index entry after ?1 (at most ?2 rows) of the filter's recipient (or, with
+// sender, its sender) among the types and read states the filter allows: one covering seek
+// per (type, read) arm and at most ?2 entries, whatever the log's size; the caller counts the
+// rows. Binds as in MessageQuery (?3 recipient or ?4 sender, arm values from ?10).
+MessageQuery PlanSideProbe(const domain::MessageFilter& filter, bool sender,
+                           const std::vector<std::string>& all_types);
 
 // ["a","b"] with JSON string escaping.
 std::string JsonStringArray(const std::vector<std::string>& values);

@@ -65,14 +65,9 @@ std::optional<domain::MessageRecord> MessageStore::Get(int64_t seq) {
   return ReadRow(st);
 }
 
-std::vector<domain::MessageRecord> MessageStore::Query(const domain::MessageFilter& f,
-                                                       int64_t after_seq, int limit,
-                                                       bool newest_first) {
-  std::vector<domain::MessageRecord> out;
-  if (limit <= 0) return out;
-  MessageQuery q = PlanMessageQuery(f, newest_first, domain::MessageTypes());
-  auto st = db_.Prepare(q.sql);
-  st.Bind(1, after_seq).Bind(2, static_cast<int64_t>(limit));
+namespace {
+
+void BindFilter(Statement& st, const MessageQuery& q, const domain::MessageFilter& f) {
   if (q.bind_to) st.Bind(3, f.to);
   if (q.bind_from) st.Bind(4, f.from);
   if (q.bind_types_json) st.Bind(5, JsonStringArray(f.types));
@@ -84,6 +79,39 @@ std::vector<domain::MessageRecord> MessageStore::Query(const domain::MessageFilt
       st.Bind(b.index, b.number);
     }
   }
+}
+
+}  // namespace
+
+int64_t MessageStore::SideEntries(const domain::MessageFilter& f, bool sender, int64_t after_seq,
+                                  int64_t at_most) {
+  MessageQuery q = PlanSideProbe(f, sender, domain::MessageTypes());
+  auto st = db_.Prepare(q.sql);
+  st.Bind(1, after_seq).Bind(2, at_most);
+  BindFilter(st, q, f);
+  int64_t n = 0;
+  while (st.Step()) ++n;
+  return n;
+}
+
+std::vector<domain::MessageRecord> MessageStore::Query(const domain::MessageFilter& f,
+                                                       int64_t after_seq, int limit,
+                                                       bool newest_first) {
+  std::vector<domain::MessageRecord> out;
+  if (limit <= 0) return out;
+  // A recipient and a sender: the query walks the entries of one of them and checks the other
+  // on each, so it is driven by the one with fewer entries after the cursor. Counted up to
+  // kSideProbe, each in a few seeks; when both have that many, the recipient drives (both are
+  // busy handles, and a pair of them rarely has nothing between them).
+  bool by_sender = false;
+  if (f.task_ids.empty() && !f.to.empty() && !f.from.empty()) {
+    by_sender = SideEntries(f, true, after_seq, kSideProbe) <
+                SideEntries(f, false, after_seq, kSideProbe);
+  }
+  MessageQuery q = PlanMessageQuery(f, newest_first, domain::MessageTypes(), by_sender);
+  auto st = db_.Prepare(q.sql);
+  st.Bind(1, after_seq).Bind(2, static_cast<int64_t>(limit));
+  BindFilter(st, q, f);
   while (st.Step()) out.push_back(ReadRow(st));
   return out;
 }

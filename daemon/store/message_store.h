@@ -32,6 +32,12 @@ class MessageStore {
   int64_t CountUnread();
 
  private:
+  // Entries a filter with a recipient and a sender may have to walk: at most this many are
+  // counted on each side before the query picks the smaller.
+  static constexpr int64_t kSideProbe = 128;
+  // The filter's recipient's (or sender's) entries after after_seq, counted up to at_most.
+  int64_t SideEntries(const domain::MessageFilter& f, bool sender, int64_t after_seq,
+                      int64_t at_most);
   std::vector<domain::MessageRecord> Query(const domain::MessageFilter& filter,
                                            int64_t after_seq, int limit, bool newest_first);
   Database& db_;

@@ -113,6 +113,11 @@ std::vector<ReadPath> ReadPaths() {
          r.set_to("h7");
          r.set_unread_only(true);
        })},
+      // h100 sends nothing: the recipient's 20% of the log holds no match (since 0009).
+      {"Inbox to= + from= with no match, limit 50", inbox([](auto& r) {
+         r.set_to("h7");
+         r.set_from("h100");
+       })},
       {"Check (peek, limit 50)",
        [](v1::Conclave::Stub& s) {
          auto ctx = Ctx();
@@ -129,6 +134,17 @@ std::vector<ReadPath> ReadPaths() {
          v1::WaitRequest req;
          req.set_to("h7");
          req.set_from_now(true);
+         req.set_timeout_ms(1);
+         v1::WaitReply resp;
+         return s.Wait(ctx.get(), req, &resp).ok();
+       }},
+      {"Wait to= + from= with no match from seq 0 (1 ms timeout)",
+       [](v1::Conclave::Stub& s) {
+         auto ctx = Ctx();
+         v1::WaitRequest req;  // reads the whole log's index before it parks
+         req.set_to("h7");
+         req.set_from("h100");
+         req.set_after_seq(0);
          req.set_timeout_ms(1);
          v1::WaitReply resp;
          return s.Wait(ctx.get(), req, &resp).ok();
