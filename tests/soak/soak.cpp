@@ -101,6 +101,26 @@ double SqliteMiB(soak::v1::Conclave::Stub& stub) {
   return it == st.counts().end() ? -1 : it->second / 1048576.0;
 }
 
+// The daemon's memory over a window of load: medians of samples every 250 ms, so one moment
+// (a burst of 16 clients' buffers, the heap returning pages late) does not decide it.
+struct Memory {
+  double rss = -1, sqlite = -1, own = -1;  // MiB; own = RSS less SQLite's
+};
+Memory SampleMemory(pid_t pid, soak::v1::Conclave::Stub& stub, std::chrono::milliseconds window) {
+  std::vector<double> rss, sqlite, own;
+  const auto end = std::chrono::steady_clock::now() + window;
+  do {
+    bench::IdleFor(std::chrono::milliseconds(250));
+    const double r = bench::ProcessRssMiB(pid), q = SqliteMiB(stub);
+    if (q < 0) continue;
+    rss.push_back(r);
+    sqlite.push_back(q);
+    own.push_back(r - q);
+  } while (std::chrono::steady_clock::now() < end);
+  if (own.empty()) return {};
+  return {Median(rss), Median(sqlite), Median(own)};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -149,12 +169,11 @@ int main(int argc, char** argv) {
   soak::Load load(cfg, gate, ledger);
   if (!load.Prepare()) return 1;
   load.Start();
-  // A fresh start's RSS: the first daemon after final_s seconds of the load; the run's is the
-  // last daemon's after as long (the same warm-up: gRPC threads, SQLite's cache).
-  bench::IdleFor(std::chrono::seconds(o.final_s));
+  // A fresh start's memory: the first daemon's over final_s seconds of the load; the run's is
+  // the last daemon's over as long (the same warm-up: gRPC threads, SQLite's cache).
   auto status_stub = soak::v1::Conclave::NewStub(soak::SoakChannel(socket, 2000));
-  const double fresh_rss = bench::ProcessRssMiB(daemon.pid());
-  const double fresh_sqlite = SqliteMiB(*status_stub);
+  const Memory fresh = SampleMemory(daemon.pid(), *status_stub, std::chrono::seconds(o.final_s));
+  const double fresh_rss = fresh.rss, fresh_sqlite = fresh.sqlite;
 
   std::mt19937_64 rng(o.seed);
   int kills = 0, survivors = 0;
@@ -189,10 +208,12 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
       }
     }
-    if (problems.empty()) bench::IdleFor(std::chrono::seconds(o.final_s));
   }
-  const double after_rss = bench::ProcessRssMiB(daemon.pid());
-  const double after_sqlite = SqliteMiB(*status_stub);
+  const Memory after = SampleMemory(daemon.pid(), *status_stub,
+                                    problems.empty() && o.mixed_s == 0
+                                        ? std::chrono::milliseconds(o.final_s * 1000)
+                                        : std::chrono::milliseconds(0));
+  const double after_rss = after.rss, after_sqlite = after.sqlite;
 
   // Drain: no new work; every dispatched task must end.
   load.Quiesce();
@@ -266,9 +287,12 @@ int main(int argc, char** argv) {
     if (Median(f1) > Median(f0) + 4) problems.push_back("file descriptors grew under mixed load");
   } else if (fresh_sqlite < 0 || after_sqlite < 0) {
     problems.push_back("GetStatus did not answer for the RSS figures");
-  } else if (after_own > fresh_own * 1.10) {
+  } else if (after_own > fresh_own * 1.25) {
+    // Two processes, each measured warm: their own memory differed by up to 16% run to run
+    // (29.4-34.2 MiB) with nothing wrong. What this is for grows with what the kills left
+    // behind: the run's ~57k messages held in memory after recovery would be +50%.
     problems.push_back("the daemon's own memory (RSS less SQLite's) after the run is more than "
-                       "10% above a fresh start's");
+                       "25% above a fresh start's");
   }
   for (const auto& [k, n] : ledger.errors) {
     std::printf("soak:   %lld x %s\n", static_cast<long long>(n), k.c_str());
