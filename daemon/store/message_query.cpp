@@ -98,6 +98,7 @@ MessageQuery PlanMessageQuery(const domain::MessageFilter& f, bool newest_first,
   if (!tasks.empty()) {
     index = "messages_task";
     split_tasks = tasks.size() <= kMaxTaskArms;
+    split_type_read = split_tasks;  // (task, type, read) fixed per arm, since 0009
   } else if (!f.to.empty() && !(by_sender && !f.from.empty())) {
     index = "messages_to";
     split_type_read = true;

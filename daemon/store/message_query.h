@@ -8,7 +8,8 @@
 // task id; each type asked for (or each of the closed list); read 0, or 0 and 1 — which
 // SQLite merges lazily by seq and stops at the limit; the rows are then read by seq. Filter
 // dimensions the driving index does not hold are checked on the entries it yields. Beyond
-// kMaxTaskArms task ids, a single seek per id feeds a sort instead (tasks have few messages).
+// kMaxTaskArms task ids, a single seek per id feeds a sort instead (a walk of those tasks'
+// messages).
 // Pure: builds text only; MessageStore runs it. Thread-safety: none needed.
 #pragma once
 
