@@ -5,7 +5,7 @@
 -- with messages (any Wait for it from seq 0 then held the loop for the whole walk). And a
 -- filter on both the sender and the recipient could only walk the recipient's. Now each of
 -- them drives such a query with one seek per type and read state; store/message_store.cpp
--- picks the sender or the recipient, whichever has fewer entries after the cursor.
+-- lets the sender drive when it has fewer entries after the cursor (counted up to 128).
 DROP INDEX messages_from;
 CREATE INDEX messages_from ON messages(sender, type, read, seq);
 DROP INDEX messages_task;

@@ -1,6 +1,7 @@
 #include "exec/spawn_journal.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -66,6 +67,10 @@ bool SpawnJournal::Record(int64_t dispatch_id, const SpawnRecord& r) {
   if (fd_ < 0) {
     fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd_ < 0) return false;
+    // Lines an earlier daemon left count too: recovery has read them by now, and a daemon
+    // restarted more often than it fills the journal must still empty it.
+    struct stat st {};
+    if (fstat(fd_, &st) == 0) bytes_ = st.st_size;
   }
   const bool head = IsHex(r.start_head);
   char line[160];

@@ -5,7 +5,7 @@
 // daemon's crash, and the machine's crash takes the workers with it. The store gets the pid
 // later in a regular group commit (RunSupervisor); once every journaled run is either in the
 // store or finished, the journal may be emptied: it is, once it holds compact_at bytes (64 KiB,
-// ~4,000 lines), because a truncate per run cost the loop ~11 µs on ext4, ten times the line's
+// 1,000-3,000 lines; an earlier daemon's lines count), because a truncate per run cost the loop ~11 µs on ext4, ten times the line's
 // write; recovery reads the lines left over and ignores them. A writer's line also carries the commit its
 // work starts from ("<id> <pid> <start time> <sha>"): a resumed attempt needs it. Entries are only hints: recovery acts on one
 // only for a dispatch the store still has running, and only while /proc shows that very
@@ -43,7 +43,8 @@ class SpawnJournal {
 
   // Appends one entry (opens the file on first use). False when it could not be written.
   bool Record(int64_t dispatch_id, const SpawnRecord& r);
-  // True once this instance has written compact_at bytes since it last emptied the journal.
+  // True once the journal holds compact_at bytes (what earlier daemons left counts from this
+  // instance's first write on).
   bool full() const { return bytes_ >= compact_at_; }
   // Empties the journal when full(); the caller knows every entry is redundant.
   void Compact();
@@ -54,7 +55,7 @@ class SpawnJournal {
   std::string path_;
   int fd_ = -1;
   int64_t compact_at_;
-  int64_t bytes_ = 0;  // written since the last Compact (by this instance)
+  int64_t bytes_ = 0;  // the file's size since this instance opened it
 };
 
 }  // namespace conclave::exec

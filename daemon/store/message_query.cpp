@@ -97,7 +97,8 @@ MessageQuery PlanMessageQuery(const domain::MessageFilter& f, bool newest_first,
   bool split_type_read = false;  // the index holds (type, read) before seq
   if (!tasks.empty()) {
     index = "messages_task";
-    split_tasks = tasks.size() <= kMaxTaskArms;
+    const size_t per_task = TypeReadArms(f, {Arm{}}, all_types).size();
+    split_tasks = tasks.size() <= kMaxTaskArms && tasks.size() * per_task <= kMaxArms;
     split_type_read = split_tasks;  // (task, type, read) fixed per arm, since 0009
   } else if (!f.to.empty() && !(by_sender && !f.from.empty())) {
     index = "messages_to";

@@ -100,13 +100,16 @@ std::vector<domain::MessageRecord> MessageStore::Query(const domain::MessageFilt
   std::vector<domain::MessageRecord> out;
   if (limit <= 0) return out;
   // A recipient and a sender: the query walks the entries of one of them and checks the other
-  // on each, so it is driven by the one with fewer entries after the cursor. Counted up to
-  // kSideProbe, each in a few seeks; when both have that many, the recipient drives (both are
-  // busy handles, and a pair of them rarely has nothing between them).
+  // on each, so it is driven by the one with fewer entries after the cursor, counted up to
+  // kSideProbe in a few seeks each (a side with none: nothing can match). When both have that
+  // many, the recipient drives, and a pair with little between them is walked.
   bool by_sender = false;
   if (f.task_ids.empty() && !f.to.empty() && !f.from.empty()) {
-    by_sender = SideEntries(f, true, after_seq, kSideProbe) <
-                SideEntries(f, false, after_seq, kSideProbe);
+    const int64_t sent = SideEntries(f, true, after_seq, kSideProbe);
+    if (sent == 0) return out;
+    const int64_t received = SideEntries(f, false, after_seq, kSideProbe);
+    if (received == 0) return out;
+    by_sender = sent < received;
   }
   MessageQuery q = PlanMessageQuery(f, newest_first, domain::MessageTypes(), by_sender);
   auto st = db_.Prepare(q.sql);

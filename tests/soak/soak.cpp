@@ -261,7 +261,7 @@ int main(int argc, char** argv) {
                   ? "yes" : "no");
   std::printf("soak: daemon RSS fresh %.1f MiB, after the run %.1f MiB (%+.1f%%), fds %d\n",
               fresh_rss, after_rss, 100.0 * (after_rss - fresh_rss) / fresh_rss, after_fds);
-  const double fresh_own = fresh_rss - fresh_sqlite, after_own = after_rss - after_sqlite;
+  const double fresh_own = fresh.own, after_own = after.own;  // medians of RSS less SQLite's
   std::printf("soak: less SQLite's memory (%.1f -> %.1f MiB): fresh %.1f MiB, after the run "
               "%.1f MiB (%+.1f%%)\n", fresh_sqlite, after_sqlite, fresh_own, after_own,
               100.0 * (after_own - fresh_own) / fresh_own);
