@@ -233,11 +233,10 @@ void RunSupervisor::RecordPid(int64_t dispatch_id) {
 }
 
 void RunSupervisor::MaybeClearJournal() {
-  if (!journal_.full()) return;
   for (const auto& [id, a] : runs_) {
     if (a.launch && !a.run->finished()) return;  // its only record is the journal's
   }
-  journal_.Compact();
+  journal_.Compact();  // only once it is full
 }
 
 void RunSupervisor::NotLaunched(int64_t dispatch_id, StopReason reason, const std::string& detail) {

@@ -21,6 +21,16 @@ struct Journaled : ServiceHarness {
   }
   std::string JournalPath() const { return exec::SpawnJournalPath(config.state_dir); }
   int64_t Commits() { return core->batcher.commits(); }
+  // One run on w1 from dispatch to completion.
+  void RunQuick() {
+    int64_t t = AddTask("quick");
+    REQUIRE(Dispatch(t, "w1").ok());
+    Settle();
+    auto running = launcher.Running();
+    REQUIRE(running.size() == 1);
+    launcher.Finish(running[0], "done\n");
+    REQUIRE(RunUntil([&] { return Task(t).status == domain::TaskState::kCompleted; }));
+  }
 };
 
 TEST_CASE("a short run's pid is journaled at the spawn and stored with its outcome: two commits",
@@ -108,13 +118,7 @@ TEST_CASE("short runs do not empty the journal each time: it is emptied once ful
   Journaled h;
   int64_t bytes = 0;
   for (int i = 0; i < 3; ++i) {
-    int64_t t = h.AddTask("quick");
-    REQUIRE(h.Dispatch(t, "w1").ok());
-    h.Settle();
-    auto running = h.launcher.Running();
-    REQUIRE(running.size() == 1);
-    h.launcher.Finish(running[0], "done\n");
-    REQUIRE(h.RunUntil([&] { return h.Task(t).status == domain::TaskState::kCompleted; }));
+    h.RunQuick();
     int64_t now = static_cast<int64_t>(std::filesystem::file_size(h.JournalPath()));
     CHECK(now > bytes);  // the finished run's line is kept: no truncate per run
     bytes = now;
@@ -122,13 +126,7 @@ TEST_CASE("short runs do not empty the journal each time: it is emptied once ful
   CHECK(exec::ReadSpawnJournal(h.JournalPath()).size() == 3);
   // Once the journal holds its limit, the next run's end (nothing else live) empties it.
   h.services->runs.SetJournalCompactAtForTest(bytes);
-  int64_t t = h.AddTask("quick");
-  REQUIRE(h.Dispatch(t, "w1").ok());
-  h.Settle();
-  auto running = h.launcher.Running();
-  REQUIRE(running.size() == 1);
-  h.launcher.Finish(running[0], "done\n");
-  REQUIRE(h.RunUntil([&] { return h.Task(t).status == domain::TaskState::kCompleted; }));
+  h.RunQuick();
   CHECK(std::filesystem::file_size(h.JournalPath()) == 0);
 }
 
