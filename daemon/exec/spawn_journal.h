@@ -3,12 +3,13 @@
 // store. One line per spawn ("<dispatch id> <pid> <start time>\n") appended with a single
 // write() to STATE_DIR/spawned.journal — no commit, no fsync: the page cache survives the
 // daemon's crash, and the machine's crash takes the workers with it. The store gets the pid
-// later in a regular group commit (RunSupervisor); once every journaled run is either in the
-// store or finished, the journal may be emptied: it is, once it holds compact_at bytes (64 KiB,
-// 1,000-3,000 lines; an earlier daemon's lines count), because a truncate per run cost the loop ~11 µs on ext4, ten times the line's
-// write; recovery reads the lines left over and ignores them. A writer's line also carries the commit its
-// work starts from ("<id> <pid> <start time> <sha>"): a resumed attempt needs it. Entries are only hints: recovery acts on one
-// only for a dispatch the store still has running, and only while /proc shows that very
+// later in a regular group commit (RunSupervisor). Once every journaled run is either in the
+// store or finished, the journal may be emptied; it is, once it holds compact_at bytes (64 KiB,
+// 1,000-3,000 lines; an earlier daemon's lines count): a truncate per run cost the loop ~11 µs
+// on ext4, ten times the line's write, and recovery ignores the lines left over. A writer's
+// line also carries the commit its work starts from ("<id> <pid> <start time> <sha>"): a
+// resumed attempt needs it. Entries are only hints: recovery acts on one only for a dispatch
+// the store still has running, and only while /proc shows that very
 // process (pid + start time).
 // Thread-safety: an instance on the loop thread only; ReadSpawnJournal is a pure file read.
 #pragma once

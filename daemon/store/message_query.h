@@ -1,17 +1,18 @@
 // MessageQuery: turns a MessageFilter into one SQL statement that indexes serve in seq order,
 // so an Inbox / Check / Wait / Watch filter costs a few seeks plus the rows it returns, not a
 // walk of the log — except where a filter dimension the driving index does not hold rejects
-// most of what it yields (below). One filter dimension "drives" the query through a named index
-// (INDEXED BY, so the plan cannot drift): task ids > recipient > sender > type or unread >
-// seq alone — except that a filter on both the recipient and the sender may be driven by the
-// sender (the caller measures which has fewer entries: PlanSideProbe). Every index column before seq must be fixed for the index to yield seq order, so
-// the statement is a UNION ALL of one covering seek per combination of those values — each
-// task id; each type asked for (or each of the closed list); read 0, or 0 and 1 — which
-// SQLite merges lazily by seq and stops at the limit; the rows are then read by seq. Filter
-// dimensions the driving index does not hold are checked on the rows it yields: a task's
-// messages are walked for a recipient or sender, a recipient's for a sender when both sides
-// are busy. Beyond kMaxTaskArms task ids or kMaxArms arms, a single seek per id feeds a sort
-// instead (a walk of those tasks' messages).
+// most of what it yields (below). One filter dimension "drives" the query through a named
+// index (INDEXED BY, so the plan cannot drift): task ids > recipient > sender > type or
+// unread > seq alone — except that a filter on both the recipient and the sender may be
+// driven by the sender (the caller measures which has fewer entries: PlanSideProbe). Every
+// index column before seq must be fixed for the index to yield seq order, so the statement is
+// a UNION ALL of one covering seek per combination of those values — each task id; each type
+// asked for (or each of the closed list); read 0, or 0 and 1 — which SQLite merges lazily by
+// seq and stops at the limit; the rows are then read by seq. Filter dimensions the driving
+// index does not hold are checked on the rows it yields: a task's messages are walked for a
+// recipient or sender, a recipient's for a sender when both sides are busy. Beyond
+// kMaxTaskArms task ids or kMaxArms arms, a single seek per id feeds a sort instead (a walk
+// of those tasks' messages).
 // Pure: builds text only; MessageStore runs it. Thread-safety: none needed.
 #pragma once
 
