@@ -76,6 +76,14 @@ Statement& Statement::Bind(int index, std::string_view value) {
   return *this;
 }
 
+Statement& Statement::BindKept(int index, const std::string& value) {
+  CheckSqlite(db(),
+              sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_STATIC,
+                                  SQLITE_UTF8),
+              "bind");
+  return *this;
+}
+
 Statement& Statement::BindNull(int index) {
   CheckSqlite(db(), sqlite3_bind_null(stmt_, index), "bind");
   return *this;

@@ -51,16 +51,16 @@ DispatchRecord ReadRow(const Statement& st) {
 }
 
 void BindAll(Statement& st, const DispatchRecord& d) {
-  st.Bind(1, d.task_id).Bind(2, d.target).Bind(3, d.terminal).Bind(4, d.profile);
-  st.Bind(5, d.family).Bind(6, Text(d.state)).Bind(7, d.attempt).Bind(8, d.op_retries);
-  st.Bind(9, d.coordinator).Bind(10, d.token).Bind(11, d.pid).Bind(12, d.proc_start);
+  st.Bind(1, d.task_id).BindKept(2, d.target).BindKept(3, d.terminal).BindKept(4, d.profile);
+  st.BindKept(5, d.family).Bind(6, Text(d.state)).Bind(7, d.attempt).Bind(8, d.op_retries);
+  st.BindKept(9, d.coordinator).BindKept(10, d.token).Bind(11, d.pid).Bind(12, d.proc_start);
   st.Bind(13, d.created_ms).Bind(14, d.not_before_ms).Bind(15, d.started_ms);
   st.Bind(16, d.finished_ms).Bind(17, d.deadline_ms).Bind(18, d.last_output_ms);
   st.Bind(19, d.timeout_s).Bind(20, d.budget_usd).Bind(21, d.exit_code);
-  st.Bind(22, d.failure_kind).Bind(23, d.failure_class).Bind(24, d.fingerprint);
-  st.Bind(25, d.evidence).Bind(26, d.cost_usd).Bind(27, d.cost_estimated ? 1 : 0);
-  st.Bind(28, d.result).Bind(29, d.worker_done ? 1 : 0).Bind(30, d.review_round);
-  st.Bind(31, d.start_head);
+  st.BindKept(22, d.failure_kind).BindKept(23, d.failure_class).BindKept(24, d.fingerprint);
+  st.BindKept(25, d.evidence).Bind(26, d.cost_usd).Bind(27, d.cost_estimated ? 1 : 0);
+  st.BindKept(28, d.result).Bind(29, d.worker_done ? 1 : 0).Bind(30, d.review_round);
+  st.BindKept(31, d.start_head);
 }
 
 size_t TextBytes(const DispatchRecord& d) {

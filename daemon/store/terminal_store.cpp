@@ -29,9 +29,9 @@ void TerminalStore::Insert(const TerminalRecord& t) {
   db_.Prepare(
          "INSERT INTO terminals(handle, profile, cwd, state, active_dispatch, created_ms, "
          "exclusive) VALUES (?,?,?,?,?,?,?)")
-      .Bind(1, t.handle)
-      .Bind(2, t.profile)
-      .Bind(3, t.cwd)
+      .BindKept(1, t.handle)
+      .BindKept(2, t.profile)
+      .BindKept(3, t.cwd)
       .Bind(4, Text(t.state))
       .Bind(5, t.active_dispatch)
       .Bind(6, t.created_ms)
@@ -43,7 +43,7 @@ void TerminalStore::Save(const TerminalRecord& t) {
   db_.Prepare("UPDATE terminals SET state = ?, active_dispatch = ? WHERE handle = ?")
       .Bind(1, Text(t.state))
       .Bind(2, t.active_dispatch)
-      .Bind(3, t.handle)
+      .BindKept(3, t.handle)
       .Run();
   if (TerminalRecord* cached = cache_.Find(t.handle)) {
     cached->state = t.state;

@@ -62,6 +62,38 @@ TEST_CASE("a returned statement is rewound and its bindings cleared", "[store]")
   CHECK(again.Int(0) == 1);
 }
 
+// BindKept takes the caller's string as it is: a temporary would be gone before the statement
+// steps, so it does not compile.
+template <typename T>
+concept BindsKept = requires(store::Statement& st, T&& v) { st.BindKept(1, std::forward<T>(v)); };
+static_assert(BindsKept<std::string&>);
+static_assert(BindsKept<const std::string&>);
+static_assert(!BindsKept<std::string>);
+static_assert(!BindsKept<std::string&&>);
+
+TEST_CASE("a kept binding stores the caller's text and is cleared with the statement's return",
+          "[store]") {
+  TempDb t;
+  t.db->Exec("CREATE TABLE t(x INTEGER, y TEXT)");
+  std::string long_text(5000, 'k');
+  std::string empty;
+  {
+    auto st = t.db->Prepare("INSERT INTO t(x, y) VALUES (?, ?)");
+    st.Bind(1, 1).BindKept(2, long_text).Run();
+    long_text.assign(5000, 'z');  // after the step: the row keeps what was bound
+  }
+  t.db->Prepare("INSERT INTO t(x, y) VALUES (?, ?)").Bind(1, 2).BindKept(2, empty).Run();
+  t.db->Prepare("INSERT INTO t(x, y) VALUES (?, ?)").Bind(1, 3).Run();  // y left unbound
+  auto st = t.db->Prepare("SELECT x, y FROM t ORDER BY x");
+  REQUIRE(st.Step());
+  CHECK(st.Text(1) == std::string(5000, 'k'));
+  REQUIRE(st.Step());
+  CHECK_FALSE(st.IsNull(1));  // an empty string, not NULL
+  CHECK(st.Text(1).empty());
+  REQUIRE(st.Step());
+  CHECK(st.IsNull(1));  // nothing left over from the kept bindings before
+}
+
 TEST_CASE("the same SQL may run nested: a second copy is compiled and both are cached",
           "[store]") {
   TempDb t;
