@@ -26,8 +26,10 @@ double BudgetGuard::TaskRemaining(const domain::Task& t) {
 Status BudgetGuard::Check(const domain::Task& t, const std::string& family) {
   const auto& b = core_.config.budgets;
   std::vector<std::tuple<std::string, double, double>> caps;
-  caps.emplace_back("per-task cap of task " + std::to_string(t.id), TaskCap(t),
-                    core_.spend.Task(t.id));
+  // A cap that is not set checks nothing (CheckCaps skips it): its spend is not summed.
+  if (double cap = TaskCap(t); cap > 0) {
+    caps.emplace_back("per-task cap of task " + std::to_string(t.id), cap, core_.spend.Task(t.id));
+  }
   if (!t.session.empty() && b.per_session_usd > 0) {
     caps.emplace_back("per-session cap of session " + t.session, b.per_session_usd,
                       core_.spend.Session(t.session));
