@@ -1,9 +1,9 @@
 #include "service/dispatch_scheduler.h"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "common/hash.h"
+#include "common/json_object.h"
 #include "common/random.h"
 #include "domain/flow.h"
 
@@ -256,14 +256,14 @@ Status DispatchScheduler::StartRunning(domain::Dispatch& d, domain::Task& task,
   fresh_tokens_[d.id] = token;
   domain::Terminal busy = term;
   if (Status s = terminals_.Move(busy, TerminalState::kBusy, d.id); !s.ok()) return s;
-  nlohmann::json payload = {{"dispatch_id", d.id}, {"terminal", d.terminal},
-                            {"profile", d.profile}, {"family", d.family},
-                            {"attempt", d.attempt}, {"deadline_unix_ms", d.deadline_ms}};
+  JsonObject payload;
+  payload.Add("dispatch_id", d.id).Add("terminal", d.terminal).Add("profile", d.profile);
+  payload.Add("family", d.family).Add("attempt", d.attempt).Add("deadline_unix_ms", d.deadline_ms);
   core_.Notify({d.coordinator, "dispatch", "normal", d.task_id, d.id,
                 "task " + std::to_string(d.task_id) + " dispatched to " + d.terminal,
                 "attempt " + std::to_string(d.attempt) + " on " + d.terminal + " (" + d.profile +
                     ", " + d.family + ")",
-                payload.dump()});
+                payload.Dump()});
   return Status::Ok();
 }
 

@@ -3,6 +3,7 @@
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
+#include "common/json_object.h"
 #include "common/random.h"
 #include "common/utf8.h"
 #include "domain/fingerprint.h"
@@ -19,28 +20,6 @@ using domain::TaskState;
 // helpers gather them again.
 constexpr int64_t kInlineFactsBytes = 16 << 10;
 
-// DumpJson(object) with one more member, key, whose value is the JSON text raw — itself a
-// DumpJson — put where DumpJson puts it (members in key order): the same text, without
-// parsing raw only to print it again. The member is dumped as null and its null replaced;
-// the other members are scalars, so the first `"key":null` after '{' or ',' is the member's
-// (inside a string every quote is escaped).
-std::string DumpWith(nlohmann::json object, const std::string& key, const std::string& raw) {
-  bool flat = true;
-  for (const auto& [k, v] : object.items()) flat = flat && !v.is_structured();
-  if (!flat) {
-    object[key] = nlohmann::json::parse(raw, nullptr, false);
-    return DumpJson(object);
-  }
-  object[key] = nullptr;
-  std::string text = DumpJson(object);
-  const std::string slot = DumpJson(key) + ":null";
-  for (size_t at = text.find(slot); at != std::string::npos; at = text.find(slot, at + 1)) {
-    if (at > 0 && (text[at - 1] == ',' || text[at - 1] == '{')) {
-      return text.replace(at + slot.size() - 4, 4, raw);
-    }
-  }
-  return text;  // not reached: the member was just added
-}
 }  // namespace
 
 void RunCompletion::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& outcome,
@@ -267,20 +246,16 @@ void RunCompletion::EmitOutcome(const domain::Dispatch& d, const domain::Task& t
   bool ok = d.failure_kind.empty();
   std::string outcome(domain::OutcomeName(ok));
   // d.result is the DumpJson text the facts carried (ApplyToDispatch): spliced in as it is.
-  nlohmann::json payload = {{"outcome", outcome},
-                            {"state", std::string(domain::DispatchStateName(d.state))},
-                            {"exit_code", d.exit_code},
-                            {"duration_ms", d.finished_ms - d.started_ms},
-                            {"failure_kind", d.failure_kind},
-                            {"failure_class", d.failure_class},
-                            {"fingerprint", d.fingerprint},
-                            {"evidence", d.evidence},
-                            {"cost_usd", d.cost_usd},
-                            {"cost_estimated", d.cost_estimated},
-                            {"terminal", d.terminal},
-                            {"profile", d.profile},
-                            {"task_status", std::string(domain::TaskStateName(t.status))},
-                            {"will_retry", t.status == TaskState::kDispatched}};
+  JsonObject payload;
+  payload.Add("outcome", outcome).Add("state", domain::DispatchStateName(d.state));
+  payload.Add("exit_code", d.exit_code).Add("duration_ms", d.finished_ms - d.started_ms);
+  payload.Add("failure_kind", d.failure_kind).Add("failure_class", d.failure_class);
+  payload.Add("fingerprint", d.fingerprint).Add("evidence", d.evidence);
+  payload.Add("cost_usd", d.cost_usd).Add("cost_estimated", d.cost_estimated);
+  payload.Add("terminal", d.terminal).Add("profile", d.profile);
+  payload.Add("task_status", domain::TaskStateName(t.status));
+  payload.Add("will_retry", t.status == TaskState::kDispatched);
+  payload.AddRaw("result", d.result);
   const auto& sections = facts.contract.contract.sections;
   auto summary = sections.find("SUMMARY");
   std::string id = std::to_string(d.id), tid = std::to_string(d.task_id);
@@ -289,14 +264,14 @@ void RunCompletion::EmitOutcome(const domain::Dispatch& d, const domain::Task& t
     core_.Notify({d.coordinator, "status", "high", d.task_id, d.id,
                   "dispatch " + id + " interrupted by shutdown",
                   "re-queued; it runs again when conclaved restarts",
-                  DumpWith(payload, "result", d.result)});
+                  payload.Dump()});
   } else {
     core_.Notify({d.coordinator, "worker_done", ok ? "normal" : "high", d.task_id, d.id,
                   "task " + tid + " dispatch " + id + " " + outcome +
                       (d.failure_kind.empty() ? "" : " (" + d.failure_kind + ")"),
                   summary != sections.end() && !summary->second.empty() ? summary->second
                                                                          : d.evidence,
-                  DumpWith(payload, "result", d.result)});
+                  payload.Dump()});
   }
   if (!next.escalation.empty()) {
     core_.Notify({d.coordinator, "escalation", next.escalation_priority, d.task_id, d.id,
