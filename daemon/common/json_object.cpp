@@ -5,41 +5,45 @@
 
 namespace conclave {
 
-std::string JsonQuote(std::string_view s) {
-  // Text beyond ASCII goes to nlohmann itself: its UTF-8 checks and replacements are the rule.
-  if (std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
-    return nlohmann::json(std::string(s)).dump(-1, ' ', false,
-                                               nlohmann::json::error_handler_t::replace);
-  }
+void AppendJsonQuoted(std::string* out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(s.size() + 2);
-  out += '"';
-  for (char c : s) {
+  const size_t start = out->size();
+  out->reserve(start + s.size() + 2);
+  *out += '"';
+  size_t run = 0;  // the start of the bytes not yet copied
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) continue;
+    if (c >= 0x80) {
+      // Text beyond ASCII goes to nlohmann itself: its UTF-8 checks and replacements rule.
+      out->resize(start);
+      *out += nlohmann::json(std::string(s)).dump(-1, ' ', false,
+                                                  nlohmann::json::error_handler_t::replace);
+      return;
+    }
+    out->append(s.data() + run, i - run);
+    run = i + 1;
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"': *out += "\\\""; break;
+      case '\\': *out += "\\\\"; break;
+      case '\b': *out += "\\b"; break;
+      case '\f': *out += "\\f"; break;
+      case '\n': *out += "\\n"; break;
+      case '\r': *out += "\\r"; break;
+      case '\t': *out += "\\t"; break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += "\\u00";
-          out += kHex[(c >> 4) & 0xf];
-          out += kHex[c & 0xf];
-        } else {
-          out += c;
-        }
+        *out += "\\u00";
+        *out += kHex[c >> 4];
+        *out += kHex[c & 0xf];
     }
   }
-  out += '"';
-  return out;
+  out->append(s.data() + run, s.size() - run);
+  *out += '"';
 }
 
 JsonObject& JsonObject::Add(std::string_view key, std::string_view value) {
-  members_.emplace_back(std::string(key), JsonQuote(value));
+  auto& [k, v] = members_.emplace_back(std::string(key), std::string());
+  AppendJsonQuoted(&v, value);
   return *this;
 }
 
@@ -65,27 +69,27 @@ JsonObject& JsonObject::AddRaw(std::string_view key, std::string_view json) {
 }
 
 std::string JsonObject::Dump() const {
-  std::vector<const std::pair<std::string, std::string>*> order;
-  order.reserve(members_.size());
+  std::vector<uint32_t> order(members_.size());
   size_t bytes = 2;
-  for (const auto& m : members_) {
-    order.push_back(&m);
-    bytes += m.first.size() + m.second.size() + 4;
+  for (uint32_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+    bytes += members_[i].first.size() + members_[i].second.size() + 4;
   }
   // std::map's order; the first of equal keys wins, as in nlohmann's initializer list.
   std::stable_sort(order.begin(), order.end(),
-                   [](const auto* a, const auto* b) { return a->first < b->first; });
+                   [&](uint32_t a, uint32_t b) { return members_[a].first < members_[b].first; });
   std::string out;
   out.reserve(bytes);
   out += '{';
   const std::string* last = nullptr;
-  for (const auto* m : order) {
-    if (last && *last == m->first) continue;
+  for (uint32_t i : order) {
+    const auto& [key, value] = members_[i];
+    if (last && *last == key) continue;
     if (last) out += ',';
-    out += JsonQuote(m->first);
+    AppendJsonQuoted(&out, key);
     out += ':';
-    out += m->second;
-    last = &m->first;
+    out += value;
+    last = &key;
   }
   out += '}';
   return out;

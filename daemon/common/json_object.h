@@ -35,7 +35,7 @@ class JsonObject {
   std::vector<std::pair<std::string, std::string>> members_;  // key, value as JSON text
 };
 
-// s as a JSON string, quotes included, as nlohmann's dump writes it.
-std::string JsonQuote(std::string_view s);
+// Appends s as a JSON string, quotes included, as nlohmann's dump writes it.
+void AppendJsonQuoted(std::string* out, std::string_view s);
 
 }  // namespace conclave
