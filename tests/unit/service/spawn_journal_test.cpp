@@ -136,9 +136,9 @@ TEST_CASE("the spawn journal's reader keeps whole lines only, the last entry per
   std::filesystem::remove(path);
   {
     exec::SpawnJournal j(path);
-    REQUIRE(j.Record(7, {4242, 99}));
-    REQUIRE(j.Record(8, {4343, 100}));
-    REQUIRE(j.Record(7, {4444, 101}));
+    REQUIRE(j.Record(7, {4242, 99, ""}));
+    REQUIRE(j.Record(8, {4343, 100, ""}));
+    REQUIRE(j.Record(7, {4444, 101, ""}));
     REQUIRE(j.Record(14, {4545, 102, "0123456789abcdef0123456789abcdef01234567"}));
   }
   std::ofstream(path, std::ios::app)
@@ -161,11 +161,11 @@ TEST_CASE("the spawn journal's reader keeps whole lines only, the last entry per
   exec::SpawnJournal j(path, left + 16);
   j.Compact();  // nothing written by this instance: left alone
   CHECK(exec::ReadSpawnJournal(path).size() == 3);
-  REQUIRE(j.Record(13, {5555, 1}));  // 10 bytes more: not full
+  REQUIRE(j.Record(13, {5555, 1, ""}));  // 10 bytes more: not full
   CHECK_FALSE(j.full());
   j.Compact();
   CHECK(exec::ReadSpawnJournal(path).size() == 4);
-  REQUIRE(j.Record(16, {5556, 1}));  // 20 bytes more: full
+  REQUIRE(j.Record(16, {5556, 1, ""}));  // 20 bytes more: full
   CHECK(j.full());
   j.Compact();
   CHECK(exec::ReadSpawnJournal(path).empty());
