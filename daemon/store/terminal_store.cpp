@@ -64,7 +64,7 @@ std::vector<int64_t> TerminalStore::RunningInExclusiveDir(const std::string& cwd
   auto st = db_.Prepare(
       "SELECT active_dispatch FROM terminals WHERE cwd = ?1 AND state != 'closed' "
       "AND active_dispatch != 0 AND EXISTS (SELECT 1 FROM terminals WHERE cwd = ?1 "
-      "AND state != 'closed' AND exclusive != 0)");
+      "AND exclusive > 0 AND state != 'closed')");
   st.Bind(1, cwd);
   std::vector<int64_t> out;
   while (st.Step()) out.push_back(st.Int(0));

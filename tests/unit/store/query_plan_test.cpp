@@ -237,3 +237,27 @@ TEST_CASE("query plans: the check itself catches full scans, index walks include
   CHECK(FullScans(*t.db, "SELECT seq FROM messages WHERE recipient = ? ORDER BY seq").empty());
   CHECK(FullScans(*t.db, "SELECT name FROM handles ORDER BY name").empty());  // small table
 }
+
+TEST_CASE("query plans: a writer's dispatch finds the terminals of a directory by index",
+          "[store][plans]") {
+  // Terminals stay small enough to list whole, but closed ones are kept (a flow makes one per
+  // run): the read every writer's dispatch makes must not walk them all.
+  TempDb t(true);
+  store::TerminalStore ts(*t.db);
+  ts.RunningInExclusiveDir("/tmp");
+  int checked = 0;
+  for (const auto& sql : t.db->CachedSql()) {
+    if (sql.find("FROM terminals WHERE cwd") == std::string::npos) continue;
+    INFO(sql);
+    auto st = t.db->Prepare("EXPLAIN QUERY PLAN " + sql);
+    while (st.Step()) {
+      std::string detail = st.Text(3);
+      CHECK(detail.rfind("SCAN", 0) != 0);
+      if (detail.find("terminals") != std::string::npos) {
+        CHECK(detail.find("INDEX terminals_cwd (cwd=?") != std::string::npos);
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked == 2);  // the terminals running there, and whether one of them is exclusive
+}
