@@ -245,7 +245,7 @@ TEST_CASE("query plans: a writer's dispatch finds the terminals of a directory b
   TempDb t(true);
   store::TerminalStore ts(*t.db);
   ts.RunningInExclusiveDir("/tmp");
-  int checked = 0;
+  int checked = 0, exclusive_seeks = 0;
   for (const auto& sql : t.db->CachedSql()) {
     if (sql.find("FROM terminals WHERE cwd") == std::string::npos) continue;
     INFO(sql);
@@ -257,7 +257,10 @@ TEST_CASE("query plans: a writer's dispatch finds the terminals of a directory b
         CHECK(detail.find("INDEX terminals_cwd (cwd=?") != std::string::npos);
         ++checked;
       }
+      // Whether the directory has an exclusive terminal is one seek past both columns.
+      if (detail.find("exclusive>?") != std::string::npos) ++exclusive_seeks;
     }
   }
   CHECK(checked == 2);  // the terminals running there, and whether one of them is exclusive
+  CHECK(exclusive_seeks == 1);
 }
