@@ -72,8 +72,8 @@ int64_t TaskStore::Insert(const TaskRecord& t) {
       "blocked_reason, resume_status, result, created_ms, updated_ms, auto_retry, "
       "auto_retries_used, coordinator, session, budget_usd, unmet_deps, breaker_count, "
       "breaker_fp, last_target) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  st.BindKept(1, t.title).BindKept(2, t.brief).Bind(3, Text(t.status)).BindKept(4, t.role).BindKept(5, t.hypothesis);
-  st.BindKept(6, t.scope).BindKept(7, t.validation);
+  st.BindKept(1, t.title).BindKept(2, t.brief).Bind(3, Text(t.status)).BindKept(4, t.role);
+  st.BindKept(5, t.hypothesis).BindKept(6, t.scope).BindKept(7, t.validation);
   if (t.idem_key.empty()) st.BindNull(8); else st.Bind(8, t.idem_key);
   st.BindKept(9, t.blocked_reason).Bind(10, Text(t.resume_status)).BindKept(11, t.result);
   st.Bind(12, t.created_ms).Bind(13, t.updated_ms).Bind(14, t.auto_retry);
@@ -90,11 +90,12 @@ void TaskStore::Update(const TaskRecord& t) {
       "blocked_reason=?, resume_status=?, result=?, updated_ms=?, auto_retry=?, "
       "auto_retries_used=?, budget_usd=?, unmet_deps=?, breaker_count=?, breaker_fp=?, "
       "last_target=? WHERE id=?");
-  st.BindKept(1, t.title).BindKept(2, t.brief).Bind(3, Text(t.status)).BindKept(4, t.role).BindKept(5, t.hypothesis);
-  st.BindKept(6, t.scope).BindKept(7, t.validation).BindKept(8, t.blocked_reason).Bind(9, Text(t.resume_status));
-  st.BindKept(10, t.result).Bind(11, t.updated_ms).Bind(12, t.auto_retry);
-  st.Bind(13, t.auto_retries_used).Bind(14, t.budget_usd).Bind(15, t.unmet_deps);
-  st.Bind(16, t.breaker_count).BindKept(17, t.breaker_fp).BindKept(18, t.last_target).Bind(19, t.id);
+  st.BindKept(1, t.title).BindKept(2, t.brief).Bind(3, Text(t.status)).BindKept(4, t.role);
+  st.BindKept(5, t.hypothesis).BindKept(6, t.scope).BindKept(7, t.validation);
+  st.BindKept(8, t.blocked_reason).Bind(9, Text(t.resume_status)).BindKept(10, t.result);
+  st.Bind(11, t.updated_ms).Bind(12, t.auto_retry).Bind(13, t.auto_retries_used);
+  st.Bind(14, t.budget_usd).Bind(15, t.unmet_deps).Bind(16, t.breaker_count);
+  st.BindKept(17, t.breaker_fp).BindKept(18, t.last_target).Bind(19, t.id);
   st.Run();
   if (TaskRecord* cached = cache_.Find(t.id)) {
     // The columns the UPDATE leaves alone keep the values read.
