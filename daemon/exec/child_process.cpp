@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 #include "common/runtime.h"
 #include "exec/child_registry.h"
 #include "exec/proc_info.h"
+#include "exec/vfork_exec.h"
 
 namespace conclave::exec {
 namespace {
@@ -32,6 +32,13 @@ int TakeFd(int& fd) {
 }
 
 std::string ErrnoText(int err) { return std::strerror(err); }
+
+// One read-only /dev/null for the daemon's life (close-on-exec: only dup'd into a child); -1
+// where there is none, and the caller makes a pipe instead.
+int DevNull() {
+  static const int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  return fd;
+}
 
 }  // namespace
 
@@ -63,64 +70,53 @@ StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec, PipeMode mode) {
   if (program.empty()) {
     return FailedPrecondition("spawn: program '" + spec.argv[0] + "' not found on PATH");
   }
+  // No pipe for a stdin nothing will be written to: the kept /dev/null reads as the closed
+  // pipe did (end of file at once), without a pipe made, watched and closed per spawn.
+  const int null_in = spec.stdin_null ? DevNull() : -1;
   Pipe in, out, err;
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return Internal("pipe: " + ErrnoText(errno));
-  in.r = fds[0], in.w = fds[1];
+  if (null_in < 0) {
+    if (pipe2(fds, O_CLOEXEC) != 0) return Internal("pipe: " + ErrnoText(errno));
+    in.r = fds[0], in.w = fds[1];
+  }
   if (pipe2(fds, O_CLOEXEC) != 0) return Internal("pipe: " + ErrnoText(errno));
   out.r = fds[0], out.w = fds[1];
   if (pipe2(fds, O_CLOEXEC) != 0) return Internal("pipe: " + ErrnoText(errno));
   err.r = fds[0], err.w = fds[1];
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in.r, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.w, 1);
-  posix_spawn_file_actions_adddup2(&actions, err.w, 2);
-  // The child keeps only 0-2: nothing the daemon holds (sockets, the database) leaks into it.
-  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
-
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigfillset(&defaults);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);
-  short flags = POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-                POSIX_SPAWN_USEVFORK;
-  if (InBackgroundThread()) {
-    // A helper thread's SCHED_BATCH (common/runtime.h) is the daemon's own: not the child's.
-    sched_param normal{};
-    posix_spawnattr_setschedpolicy(&attr, SCHED_OTHER);
-    posix_spawnattr_setschedparam(&attr, &normal);
-    flags |= POSIX_SPAWN_SETSCHEDULER;
-  }
-  posix_spawnattr_setflags(&attr, flags);
-
   std::vector<char*> argv, envp;
+  argv.reserve(spec.argv.size() + 1);
+  envp.reserve(spec.env.size() + 1);
   for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
 
-  pid_t pid = -1;
-  int rc = 0;
+  ExecRequest req;
+  req.path = program.c_str();
+  req.argv = argv.data();
+  req.envp = envp.data();
+  req.stdio[0] = null_in >= 0 ? null_in : in.r;
+  req.stdio[1] = out.w;
+  req.stdio[2] = err.w;
+  req.cwd = spec.cwd.c_str();
+  // A helper thread's SCHED_BATCH (common/runtime.h) is the daemon's own: not the child's.
+  req.sched_other = InBackgroundThread();
+
+  ExecResult spawned;
   // Spawned and registered under one lock: the orphan sweep never reaps a child it does not own.
   BootTicks before, after;
   ChildRegistry::Instance().SpawnTracked([&]() -> pid_t {
     before = BootTicks::Now();
-    rc = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
+    spawned = VforkExec(req);
     after = BootTicks::Now();
-    return rc == 0 ? pid : -1;
+    return spawned.pid;
   });
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    return FailedPrecondition("spawn " + program + " in " + spec.cwd + ": " + ErrnoText(rc));
+  if (spawned.pid <= 0) {
+    return FailedPrecondition("spawn " + program + " in " + spec.cwd + ": " +
+                              ErrnoText(spawned.error) + " (" + spawned.step + ")");
   }
+  const pid_t pid = spawned.pid;
   SpawnedChild child;
   child.pid = pid;
   // From the clock around the spawn (no /proc read on the loop), else from /proc.
@@ -128,12 +124,13 @@ StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec, PipeMode mode) {
   if (child.start_time == 0) child.start_time = ReadProcStartTime(pid);
   // A pidfd is always close-on-exec (pidfd_open(2)).
   child.pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-  child.stdin_fd = TakeFd(in.w);
+  child.stdin_fd = TakeFd(in.w);  // -1 with /dev/null
   child.stdout_fd = TakeFd(out.r);
   child.stderr_fd = TakeFd(err.r);
   if (mode == PipeMode::kNonBlocking) {
+    // A pipe's status flags are only its access mode, which F_SETFL ignores: no F_GETFL.
     for (int fd : {child.stdin_fd, child.stdout_fd, child.stderr_fd}) {
-      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+      if (fd >= 0) fcntl(fd, F_SETFL, O_NONBLOCK);
     }
   }
   return child;

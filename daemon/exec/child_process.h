@@ -1,8 +1,9 @@
-// Spawning a worker: posix_spawn (glibc uses CLONE_VFORK, so the cost does not grow with the
-// daemon's memory) into a new process group, with stdin/stdout/stderr on pipes, in a working
-// directory, with an explicit environment. Every descriptor the daemon opens is O_CLOEXEC,
-// so the child inherits only the three pipes. A pidfd lets the loop learn of the exit without
-// SIGCHLD and without ever calling waitpid(-1).
+// Spawning a worker: a CLONE_VM|CLONE_VFORK child as glibc's posix_spawn makes one (so the cost
+// does not grow with the daemon's memory) on a stack the thread keeps (exec/vfork_exec), into a new
+// process group, with stdin/stdout/stderr on pipes (stdin on /dev/null when nothing will be written
+// to it), in a working directory, with an explicit environment. The child closes every descriptor
+// above 2, so it inherits only its three. A pidfd lets the loop learn of the exit without SIGCHLD
+// and without ever calling waitpid(-1).
 #pragma once
 
 #include <sys/types.h>
@@ -18,12 +19,13 @@ struct SpawnSpec {
   std::vector<std::string> argv;  // argv[0] is looked up on PATH from env when it has no '/'
   std::vector<std::string> env;   // "NAME=value"
   std::string cwd;
+  bool stdin_null = false;  // stdin is /dev/null and SpawnedChild::stdin_fd -1: nothing to write
 };
 
 struct SpawnedChild {
   pid_t pid = -1;  // also the process group id
   int pidfd = -1;
-  int stdin_fd = -1;
+  int stdin_fd = -1;  // -1 with SpawnSpec::stdin_null
   int stdout_fd = -1;
   int stderr_fd = -1;
   int64_t start_time = 0;  // /proc/<pid>/stat field 22

@@ -1,7 +1,7 @@
 // CommandRunner: runs a short helper command (git, a CLI's --version) to completion and
 // returns its exit code and standard output — the seam through which the daemon's helper
 // commands run, so tests can script them. Blocking: call it off the loop thread (the
-// daemon's helper pool). ProcessCommandRunner is the real one (posix_spawn, own process
+// daemon's helper pool). ProcessCommandRunner is the real one (exec/child_process, own process
 // group, killed at the timeout).
 // Thread-safety: Run may be called from any thread.
 #pragma once

@@ -289,6 +289,7 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   }
   plan.transcript_path = dir + "/transcript.log";
   plan.stdout_path = dir + "/stdout.log";
+  plan.spec.stdin_null = plan.stdin_data.empty();  // nothing to write: /dev/null, no pipe
   return plan;
 }
 

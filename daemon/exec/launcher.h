@@ -1,8 +1,8 @@
 // Launcher: starts a worker run from a LaunchPlan — the seam between the service layer and the
-// operating system. ProcessLauncher is the real one: posix_spawn (CLONE_VFORK) into its own
-// process group, watched through a pidfd by a WorkerRun on the loop. Tests substitute a fake
-// (tests/support/fake_launcher.h) that finishes runs on command, so scheduling, retries and
-// the breaker are tested without processes or sleeps.
+// operating system. ProcessLauncher is the real one: a CLONE_VFORK spawn (exec/vfork_exec) into its
+// own process group, watched through a pidfd by a WorkerRun on the loop. Tests substitute a fake
+// (tests/support/fake_launcher.h) that finishes runs on command, so scheduling, retries and the
+// breaker are tested without processes or sleeps.
 // Thread-safety: loop thread only.
 #pragma once
 

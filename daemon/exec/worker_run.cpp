@@ -27,7 +27,7 @@ WorkerRun::WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::strin
       stdin_data_(std::move(stdin_data)),
       limits_(limits),
       cb_(std::move(cb)),
-      stdin_(io, child.stdin_fd),
+      stdin_(io),
       stdout_(io, child.stdout_fd),
       stderr_(io, child.stderr_fd),
       pidfd_(io),
@@ -38,6 +38,7 @@ WorkerRun::WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::strin
       poll_timer_(io),
       out_redactor_(std::move(secrets)),
       err_redactor_(out_redactor_) {  // the same forms: computed once
+  if (child.stdin_fd >= 0) stdin_.assign(child.stdin_fd);  // else /dev/null: nothing to write
   if (child.pidfd >= 0) pidfd_.assign(child.pidfd);
   transcript_path_ = std::move(transcript_path);
   stdout_path_ = std::move(stdout_path);
@@ -78,6 +79,7 @@ void WorkerRun::Start() {
 }
 
 void WorkerRun::WriteStdin() {
+  if (!stdin_.is_open()) return;
   if (stdin_written_ >= stdin_data_.size()) {
     boost::system::error_code ec;
     stdin_.close(ec);

@@ -1,8 +1,8 @@
-// Benchmark: worker spawn rate of exec::SpawnChild (posix_spawn, CLONE_VFORK) against plain
-// fork+exec and Boost.Process v1 (Boost 1.74, the stack's version), with the parent holding a
-// large resident heap — the daemon grows, spawning must not slow down with it; the helper
-// commands (git, version probes) run through exec::ProcessCommandRunner. Prints figures;
-// asserts nothing (speed is measured, not tested).
+// Benchmark: worker spawn rate of exec::SpawnChild (a CLONE_VFORK clone, exec/vfork_exec) against
+// plain fork+exec and Boost.Process v1 (Boost 1.74, the stack's version), with the parent holding a
+// large resident heap — the daemon grows, spawning must not slow down with it; the helper commands
+// (git, version probes) run through exec::ProcessCommandRunner. Prints figures; asserts nothing
+// (speed is measured, not tested).
 //   spawn_bench [heap_mib=1024] [spawns=200]
 #include <signal.h>
 #include <sys/wait.h>
@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   auto runner_time = std::chrono::steady_clock::now() - t0;
 
   std::printf("parent heap %zu MiB, %d spawns each\n", heap_mib, n);
-  std::printf("SpawnChild (posix_spawn/vfork): %8.1f spawns/s\n", Rate(n, spawn_time));
+  std::printf("SpawnChild (vfork clone):       %8.1f spawns/s\n", Rate(n, spawn_time));
   std::printf("fork + exec:                    %8.1f spawns/s\n", Rate(n, fork_time));
   std::printf("Boost.Process v1 child+wait:    %8.1f spawns/s\n", Rate(n, bp_time));
   std::printf("ProcessCommandRunner (helpers): %8.1f runs/s\n", Rate(n, runner_time));

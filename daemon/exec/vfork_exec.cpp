@@ -1,0 +1,153 @@
+#include "exec/vfork_exec.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+
+namespace conclave::exec {
+namespace {
+
+// The child's frames are a few hundred bytes; the rest is headroom. The lowest page is a guard.
+constexpr size_t kStackBytes = 64 * 1024;
+
+class KeptStack {
+ public:
+  ~KeptStack() {
+    if (base_) munmap(base_, kStackBytes + page_);
+  }
+  // The stack's top (it grows down), mapped on the thread's first spawn; nullptr if it cannot be.
+  char* Top() {
+    if (!base_) {
+      page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+      void* m = mmap(nullptr, kStackBytes + page_, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+      if (m == MAP_FAILED) return nullptr;
+      base_ = static_cast<char*>(m);
+      mprotect(base_, page_, PROT_NONE);
+    }
+    return base_ + kStackBytes + page_;
+  }
+
+ private:
+  char* base_ = nullptr;
+  size_t page_ = 0;
+};
+
+thread_local KeptStack t_stack;
+
+// Shared between the paused caller and the child (CLONE_VM): the child writes, the caller
+// reads once the clone has returned.
+struct Shared {
+  const ExecRequest* req;
+  volatile int error;
+  const char* volatile step;
+};
+
+// The kernel's struct sigaction (not glibc's, whose mask is 128 bytes).
+struct KernelSigaction {
+  void* handler;  // SIG_DFL
+  unsigned long flags;
+  void* restorer;
+  uint64_t mask;
+};
+constexpr long kSigsetBytes = sizeof(uint64_t);
+constexpr int kLastSignal = 64;
+
+[[noreturn]] __attribute__((no_sanitize("address", "undefined"))) void Fail(Shared* s,
+                                                                            const char* step) {
+  s->error = errno != 0 ? errno : EINVAL;
+  s->step = step;
+  syscall(SYS_exit_group, 127);
+  __builtin_unreachable();
+}
+
+__attribute__((no_sanitize("address", "undefined"))) int ChildMain(void* arg) {
+  auto* s = static_cast<Shared*>(arg);
+  const ExecRequest& r = *s->req;
+  KernelSigaction dfl{};
+  for (int sig = 1; sig <= kLastSignal; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    syscall(SYS_rt_sigaction, sig, &dfl, nullptr, kSigsetBytes);
+  }
+  if (syscall(SYS_setpgid, 0, 0) != 0) Fail(s, "setpgid");
+  if (r.sched_other) {
+    sched_param normal{};
+    if (syscall(SYS_sched_setscheduler, 0, SCHED_OTHER, &normal) != 0) Fail(s, "sched");
+  }
+  // A source below 3 that is not its own target moves up first, so that no dup3 overwrites a
+  // source a later one still needs (a daemon started with 0-2 closed gets pipes there).
+  int fd[3] = {r.stdio[0], r.stdio[1], r.stdio[2]};
+  for (int i = 0; i < 3; ++i) {
+    if (fd[i] >= 0 && fd[i] < 3 && fd[i] != i) {
+      long up = syscall(SYS_fcntl, fd[i], F_DUPFD, 3);
+      if (up < 0) Fail(s, "dup");
+      fd[i] = static_cast<int>(up);
+    }
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (fd[i] < 0) continue;
+    // Already in place: only its close-on-exec flag goes (what dup3 would have cleared).
+    long rc = fd[i] == i ? syscall(SYS_fcntl, i, F_SETFD, 0) : syscall(SYS_dup3, fd[i], i, 0);
+    if (rc < 0) Fail(s, "dup");
+  }
+  if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0) {
+    // A kernel before 5.9: every descriptor up to the limit.
+    rlimit lim{};
+    if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, nullptr, &lim) != 0) Fail(s, "close");
+    rlim_t top = lim.rlim_cur < (1u << 20) ? lim.rlim_cur : (1u << 20);
+    for (rlim_t f = 3; f < top; ++f) syscall(SYS_close, static_cast<int>(f));
+  }
+  if (r.cwd && r.cwd[0] && syscall(SYS_chdir, r.cwd) != 0) Fail(s, "chdir");
+  uint64_t none = 0;
+  syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, nullptr, kSigsetBytes);
+  syscall(SYS_execve, r.path, r.argv, r.envp);
+  Fail(s, "execve");
+}
+
+}  // namespace
+
+ExecResult VforkExec(const ExecRequest& req) {
+  ExecResult out;
+  char* top = t_stack.Top();
+  if (!top) {
+    out.error = ENOMEM;
+    out.step = "stack";
+    return out;
+  }
+  Shared shared{&req, 0, ""};
+  const int saved_errno = errno;
+  // Every signal blocked, glibc's internal ones included, until the child has put every
+  // disposition back to the default: no handler of the daemon's runs in the child.
+  uint64_t all = ~uint64_t{0}, old = 0;
+  syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, kSigsetBytes);
+  pid_t pid = clone(ChildMain, top, CLONE_VM | CLONE_VFORK | SIGCHLD, &shared);
+  const int clone_errno = errno;
+  syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, nullptr, kSigsetBytes);
+  if (pid < 0) {
+    out.error = clone_errno;
+    out.step = "clone";
+    return out;
+  }
+  if (shared.error != 0) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    out.error = shared.error;
+    out.step = shared.step;
+    errno = saved_errno;
+    return out;
+  }
+  errno = saved_errno;
+  out.pid = pid;
+  return out;
+}
+
+}  // namespace conclave::exec
