@@ -1,7 +1,6 @@
 #include "common/hash.h"
 
 #include <array>
-#include <cstdio>
 
 namespace conclave {
 namespace {
@@ -45,6 +44,13 @@ void Compress(std::array<uint32_t, 8>& h, const unsigned char* block) {
   h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += k;
 }
 
+// Lowercase hex of a big-endian value's `bytes` low bytes, appended (no printf: this runs once
+// per dispatch for its token).
+void AppendHex(std::string& out, uint64_t v, int bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  for (int shift = bytes * 8 - 4; shift >= 0; shift -= 4) out += kDigits[(v >> shift) & 0xf];
+}
+
 }  // namespace
 
 uint64_t Fnv1a64(std::string_view data) {
@@ -57,9 +63,9 @@ uint64_t Fnv1a64(std::string_view data) {
 }
 
 std::string Hex64(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
+  std::string out;
+  AppendHex(out, v, 8);
+  return out;
 }
 
 std::string Sha256Hex(std::string_view data) {
@@ -78,11 +84,8 @@ std::string Sha256Hex(std::string_view data) {
   for (int i = 0; i < 8; ++i) tail[tail_len - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
   for (size_t i = 0; i < tail_len; i += 64) Compress(h, tail + i);
   std::string out;
-  char buf[9];
-  for (uint32_t x : h) {
-    std::snprintf(buf, sizeof buf, "%08x", x);
-    out += buf;
-  }
+  out.reserve(64);
+  for (uint32_t x : h) AppendHex(out, x, 4);
   return out;
 }
 
