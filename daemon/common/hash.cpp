@@ -30,7 +30,8 @@ void Compress(std::array<uint32_t, 8>& h, const unsigned char* block) {
   }
   uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
   for (int i = 0; i < 64; ++i) {
-    uint32_t t1 = k + (Rotr(e, 6) ^ Rotr(e, 11) ^ Rotr(e, 25)) + ((e & f) ^ (~e & g)) + kK[i] + w[i];
+    uint32_t t1 =
+        k + (Rotr(e, 6) ^ Rotr(e, 11) ^ Rotr(e, 25)) + ((e & f) ^ (~e & g)) + kK[i] + w[i];
     uint32_t t2 = (Rotr(a, 2) ^ Rotr(a, 13) ^ Rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
     k = g;
     g = f;
@@ -44,8 +45,8 @@ void Compress(std::array<uint32_t, 8>& h, const unsigned char* block) {
   h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += k;
 }
 
-// Lowercase hex of a big-endian value's `bytes` low bytes, appended (no printf: this runs once
-// per dispatch for its token).
+// The low `bytes` bytes of v in lowercase hex, most significant first, appended (no printf: this
+// runs once per dispatch for its token).
 void AppendHex(std::string& out, uint64_t v, int bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
   for (int shift = bytes * 8 - 4; shift >= 0; shift -= 4) out += kDigits[(v >> shift) & 0xf];

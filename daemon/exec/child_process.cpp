@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -34,9 +35,18 @@ int TakeFd(int& fd) {
 std::string ErrnoText(int err) { return std::strerror(err); }
 
 // One read-only /dev/null for the daemon's life (close-on-exec: only dup'd into a child); -1
-// where there is none, and the caller makes a pipe instead.
+// while it cannot be opened (tried again next time), and the caller makes a pipe instead.
 int DevNull() {
-  static const int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  static std::atomic<int> kept{-1};
+  int fd = kept.load(std::memory_order_acquire);
+  if (fd >= 0) return fd;
+  fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  int expected = -1;
+  if (!kept.compare_exchange_strong(expected, fd, std::memory_order_acq_rel)) {
+    close(fd);  // another thread kept one first
+    return expected;
+  }
   return fd;
 }
 
@@ -53,8 +63,8 @@ std::string FindOnPath(const std::string& program, const std::vector<std::string
   size_t start = 0;
   while (start <= path.size()) {
     size_t colon = path.find(':', start);
-    std::string dir = path.substr(start, colon == std::string::npos ? std::string::npos
-                                                                   : colon - start);
+    std::string dir =
+        path.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
     if (dir.empty()) dir = ".";
     std::string candidate = dir + "/" + program;
     if (access(candidate.c_str(), X_OK) == 0) return candidate;

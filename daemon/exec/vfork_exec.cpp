@@ -12,6 +12,17 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "exec/child_registry.h"
+
+// The child's kernel sigaction layout and 64 signals in an 8-byte set are those of x86_64 and
+// aarch64; close_range needs Linux 5.9 (before that every descriptor up to the limit is closed).
+#if !defined(__x86_64__) && !defined(__aarch64__)
+#error "exec/vfork_exec: the kernel sigaction layout is only known for x86_64 and aarch64"
+#endif
+#if defined(__SANITIZE_THREAD__)
+#error "exec/vfork_exec: ThreadSanitizer intercepts clone and would run in the shared child"
+#endif
+
 namespace conclave::exec {
 namespace {
 
@@ -22,6 +33,7 @@ class KeptStack {
  public:
   ~KeptStack() {
     if (base_) munmap(base_, kStackBytes + page_);
+    base_ = nullptr;  // a spawn after this (a later thread_local's destructor) maps anew
   }
   // The stack's top (it grows down), mapped on the thread's first spawn; nullptr if it cannot be.
   char* Top() {
@@ -61,15 +73,15 @@ struct KernelSigaction {
 constexpr long kSigsetBytes = sizeof(uint64_t);
 constexpr int kLastSignal = 64;
 
-[[noreturn]] __attribute__((no_sanitize("address", "undefined"))) void Fail(Shared* s,
-                                                                            const char* step) {
+[[noreturn]] __attribute__((no_sanitize("address", "undefined", "thread"))) void Fail(
+    Shared* s, const char* step) {
   s->error = errno != 0 ? errno : EINVAL;
   s->step = step;
   syscall(SYS_exit_group, 127);
   __builtin_unreachable();
 }
 
-__attribute__((no_sanitize("address", "undefined"))) int ChildMain(void* arg) {
+__attribute__((no_sanitize("address", "undefined", "thread"))) int ChildMain(void* arg) {
   auto* s = static_cast<Shared*>(arg);
   const ExecRequest& r = *s->req;
   KernelSigaction dfl{};
@@ -77,11 +89,11 @@ __attribute__((no_sanitize("address", "undefined"))) int ChildMain(void* arg) {
     if (sig == SIGKILL || sig == SIGSTOP) continue;
     syscall(SYS_rt_sigaction, sig, &dfl, nullptr, kSigsetBytes);
   }
-  if (syscall(SYS_setpgid, 0, 0) != 0) Fail(s, "setpgid");
   if (r.sched_other) {
     sched_param normal{};
     if (syscall(SYS_sched_setscheduler, 0, SCHED_OTHER, &normal) != 0) Fail(s, "sched");
   }
+  if (syscall(SYS_setpgid, 0, 0) != 0) Fail(s, "setpgid");
   // A source below 3 that is not its own target moves up first, so that no dup3 overwrites a
   // source a later one still needs (a daemon started with 0-2 closed gets pipes there).
   int fd[3] = {r.stdio[0], r.stdio[1], r.stdio[2]};
@@ -138,8 +150,7 @@ ExecResult VforkExec(const ExecRequest& req) {
   }
   if (shared.error != 0) {
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    WaitPid(pid, &status, 0);
     out.error = shared.error;
     out.step = shared.step;
     errno = saved_errno;

@@ -4,19 +4,21 @@
 // calling thread keeps for all its spawns. posix_spawn maps a fresh stack for every child and
 // unmaps it afterwards; in a multi-threaded daemon each unmap flushes the TLBs of the other
 // CPUs the daemon runs on (an inter-processor interrupt, a VM exit on a virtual machine), and
-// each fresh stack page faults in zeroed. That was ~15 µs of the loop's CPU per spawn here.
+// each fresh stack page faults in zeroed (README, Performance, has the figures).
 //
 // The child does what the daemon's posix_spawn call asked of glibc, in glibc's order:
 //   1. every signal's disposition back to the default (the daemon's handlers must not run in
-//      a child that shares its memory, and what the daemon ignores the worker must not);
-//   2. its own process group (setpgid(0, 0));
-//   3. SCHED_OTHER when asked (a helper thread's SCHED_BATCH is the daemon's own);
+//      a child that shares its memory, and what the daemon ignores the worker must not;
+//      glibc's two internal signals too, which glibc's child left ignored);
+//   2. SCHED_OTHER when asked (a helper thread's SCHED_BATCH is the daemon's own);
+//   3. its own process group (setpgid(0, 0));
 //   4. the three descriptors onto 0, 1 and 2, every other descriptor closed;
 //   5. the working directory;
 //   6. an empty signal mask (the caller blocks every signal around the clone);
 //   7. execve.
 // Everything in the child is a raw system call: no allocation, no lock, no errno of its own
-// (errno is the paused caller's), nothing a sanitizer's interceptor could run. A step that
+// (errno is the paused caller's), no interceptor of AddressSanitizer's (ThreadSanitizer, which
+// intercepts clone itself, is refused at compile time). A step that
 // fails records its errno and the step's name where the caller reads them, and the child
 // exits 127; the caller reaps it.
 // Thread-safety: any thread may spawn; each has its own stack, kept until the thread ends.
@@ -30,7 +32,7 @@ struct ExecRequest {
   const char* path = nullptr;  // the program, already resolved (FindOnPath)
   char* const* argv = nullptr;
   char* const* envp = nullptr;
-  int stdio[3] = {-1, -1, -1};  // become the child's 0, 1 and 2
+  int stdio[3] = {-1, -1, -1};  // become the child's 0, 1 and 2; -1 leaves the caller's there
   const char* cwd = nullptr;    // nullptr or "": the caller's
   bool sched_other = false;     // switch to SCHED_OTHER first
 };

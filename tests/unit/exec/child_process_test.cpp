@@ -78,7 +78,7 @@ TEST_CASE("FindProcessesWithEnv finds a child by its environment entries, and on
           "[exec]") {
   const std::string mark = "CONCLAVE_TEST_MARK=" + std::to_string(getpid()) + "-find";
   exec::SpawnSpec spec;
-  // It says so once it runs: posix_spawn may return before the kernel has laid out the new
+  // It says so once it runs: the spawn may return before the kernel has laid out the new
   // environment, a line on stdout comes after.
   spec.argv = {"/bin/sh", "-c", "echo up; read x"};  // then waits on its stdin
   spec.env = {"PATH=/usr/bin:/bin", mark, "CONCLAVE_DISPATCH_ID=7"};

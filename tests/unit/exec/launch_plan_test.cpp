@@ -198,3 +198,19 @@ TEST_CASE("a plan starts from the profile's base environment when the caller kee
   CHECK(std::count(e.begin(), e.end(), "HOME=/state/dispatches/9/home") == 1);
   CHECK(std::count(e.begin(), e.end(), "CONCLAVE_DISPATCH_ID=0") == 1);
 }
+
+TEST_CASE("a worker's stdin is /dev/null exactly when its brief does not go there", "[exec]") {
+  std::map<std::string, std::string> env = {{"HOME", "/root"}};
+  exec::Profile p = Cli();
+  auto req = Request(p, env);
+  auto by_stdin = exec::PlanLaunch(req);
+  REQUIRE(by_stdin.ok());
+  CHECK(by_stdin->stdin_data == "the brief");
+  CHECK_FALSE(by_stdin->spec.stdin_null);  // a pipe the brief is written to
+  p.brief = "arg";
+  auto by_arg = exec::PlanLaunch(req);
+  REQUIRE(by_arg.ok());
+  CHECK(by_arg->spec.argv.back() == "the brief");
+  CHECK(by_arg->stdin_data.empty());
+  CHECK(by_arg->spec.stdin_null);
+}
