@@ -78,6 +78,33 @@ std::set<std::string> ChildrenOfThisThread() {
   return out;
 }
 
+// In a forked helper (whose own 0-2 the test may rearrange): runs `sh -c line` through
+// VforkExec with the given stdio and exits with the shell's status (3: not started or reaped).
+[[noreturn]] void ExecLineAndExit(const char* line, int in, int out, int err) {
+  // Nothing allocated: the helper is a fork of a multi-threaded process.
+  char sh[] = "/bin/sh", c[] = "-c";
+  char* argv[] = {sh, c, const_cast<char*>(line), nullptr};
+  char* envp[] = {nullptr};
+  exec::ExecRequest req;
+  req.path = "/bin/sh";
+  req.argv = argv;
+  req.envp = envp;
+  req.stdio[0] = in;
+  req.stdio[1] = out;
+  req.stdio[2] = err;
+  exec::ExecResult r = exec::VforkExec(req);
+  int st = 0;
+  if (r.pid <= 0 || waitpid(r.pid, &st, 0) != r.pid) _exit(3);
+  _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 4);
+}
+
+// The forked helper's exit status, 0 when the shell it ran succeeded.
+int HelperStatus(pid_t helper) {
+  int st = 0;
+  REQUIRE(waitpid(helper, &st, 0) == helper);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 }  // namespace
 
 TEST_CASE("a spawned child holds only 0, 1 and 2, whatever the daemon left open", "[exec]") {
@@ -179,30 +206,14 @@ TEST_CASE("descriptors crossed onto 0-2 reach the child as asked", "[exec]") {
     dup2(out[1], 2);  // what the child prints on 1 must land in `out`
     dup2(err[1], 1);  // and its 2 in `err`
     for (int fd : {out[0], out[1], err[0], err[1]}) close(fd);
-    char sh[] = "/bin/sh", c[] = "-c", line[] = "echo to-out; echo to-err >&2";
-    char* argv[] = {sh, c, line, nullptr};
-    char* envp[] = {nullptr};
-    exec::ExecRequest req;
-    req.path = "/bin/sh";
-    req.argv = argv;
-    req.envp = envp;
-    req.stdio[0] = -1;
-    req.stdio[1] = 2;
-    req.stdio[2] = 1;
-    exec::ExecResult r = exec::VforkExec(req);
-    int st = 0;
-    if (r.pid <= 0 || waitpid(r.pid, &st, 0) != r.pid) _exit(3);
-    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 4);
+    ExecLineAndExit("echo to-out; echo to-err >&2", -1, 2, 1);
   }
   close(out[1]);
   close(err[1]);
   std::string to_out = ReadToEnd(out[0]), to_err = ReadToEnd(err[0]);
   close(out[0]);
   close(err[0]);
-  int st = 0;
-  REQUIRE(waitpid(helper, &st, 0) == helper);
-  CHECK(WIFEXITED(st));
-  CHECK(WEXITSTATUS(st) == 0);
+  CHECK(HelperStatus(helper) == 0);
   CHECK(to_out == "to-out\n");
   CHECK(to_err == "to-err\n");
 }
@@ -220,26 +231,11 @@ TEST_CASE("a close-on-exec descriptor already in place stays open in the child",
     close(in[1]);
     if (dup3(in[0], 0, O_CLOEXEC) != 0) _exit(6);  // fd 0, close-on-exec, as the kept one
     close(in[0]);
-    char sh[] = "/bin/sh", c[] = "-c", line[] = "cat; echo end";
-    char* argv[] = {sh, c, line, nullptr};
-    char* envp[] = {nullptr};
-    exec::ExecRequest req;
-    req.path = "/bin/sh";
-    req.argv = argv;
-    req.envp = envp;
-    req.stdio[0] = 0;
-    req.stdio[1] = out[1];
-    exec::ExecResult r = exec::VforkExec(req);
-    int st = 0;
-    if (r.pid <= 0 || waitpid(r.pid, &st, 0) != r.pid) _exit(3);
-    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 4);
+    ExecLineAndExit("cat; echo end", 0, out[1], -1);
   }
   close(out[1]);
   std::string got = ReadToEnd(out[0]);
   close(out[0]);
-  int st = 0;
-  REQUIRE(waitpid(helper, &st, 0) == helper);
-  CHECK(WIFEXITED(st));
-  CHECK(WEXITSTATUS(st) == 0);
+  CHECK(HelperStatus(helper) == 0);
   CHECK(got == "in-place\nend\n");
 }
