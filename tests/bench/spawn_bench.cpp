@@ -99,6 +99,7 @@ void GlibcSpawnOnce() {
 int main(int argc, char** argv) {
   size_t heap_mib = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 1024;
   int n = argc > 2 ? std::atoi(argv[2]) : 200;
+  if (n <= 0) n = 200;
   std::vector<char> heap(heap_mib << 20);
   for (size_t i = 0; i < heap.size(); i += 4096) heap[i] = 1;  // make it resident
 
@@ -123,8 +124,12 @@ int main(int argc, char** argv) {
   const int chunk = n / 10 > 0 ? n / 10 : 1;
   for (int done = 0; done < n; done += chunk) {
     double a = ThreadCpuUs();
-    for (int i = 0; i < chunk; ++i) {
-      if (!SpawnOnce(spec)) return 1;
+    bool ok = true;
+    for (int i = 0; i < chunk && ok; ++i) ok = SpawnOnce(spec);
+    if (!ok) {
+      stop = true;
+      other.join();
+      return 1;
     }
     double b = ThreadCpuUs();
     for (int i = 0; i < chunk; ++i) GlibcSpawnOnce();
