@@ -14,7 +14,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -114,30 +113,44 @@ int main(int argc, char** argv) {
   auto spawn_time = std::chrono::steady_clock::now() - t0;
 
   // The caller's CPU per spawn, SpawnChild against glibc's posix_spawn, in alternating chunks
-  // so both see the same phases of the host, with a second thread waking every 100 µs as the
-  // daemon's other threads do (an unmap then flushes that CPU's TLB too).
-  std::atomic<bool> stop{false};
-  std::thread other([&] {
-    while (!stop) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  // so both see the same phases of the host, beside a second thread woken after every spawn as
+  // the daemon's gRPC threads are per request (so the process runs on the other CPU too, whose
+  // TLB an unmap must then flush). It ends when the pipe's write end closes.
+  int wake[2];
+  if (pipe2(wake, O_CLOEXEC) != 0) return 1;
+  std::thread other([r = wake[0]] {
+    char byte;
+    while (read(r, &byte, 1) == 1) {
+    }
   });
+  auto poke = [w = wake[1]] { (void)!write(w, "x", 1); };
+  auto finish = [&] {
+    close(wake[1]);
+    other.join();
+    close(wake[0]);
+  };
   double ours_us = 0, glibc_us = 0;
   const int chunk = n / 10 > 0 ? n / 10 : 1;
   for (int done = 0; done < n; done += chunk) {
     double a = ThreadCpuUs();
     bool ok = true;
-    for (int i = 0; i < chunk && ok; ++i) ok = SpawnOnce(spec);
+    for (int i = 0; i < chunk && ok; ++i) {
+      ok = SpawnOnce(spec);
+      poke();
+    }
     if (!ok) {
-      stop = true;
-      other.join();
+      finish();
       return 1;
     }
     double b = ThreadCpuUs();
-    for (int i = 0; i < chunk; ++i) GlibcSpawnOnce();
+    for (int i = 0; i < chunk; ++i) {
+      GlibcSpawnOnce();
+      poke();
+    }
     glibc_us += ThreadCpuUs() - b;
     ours_us += b - a;
   }
-  stop = true;
-  other.join();
+  finish();
   const int timed = (n + chunk - 1) / chunk * chunk;
 
   t0 = std::chrono::steady_clock::now();

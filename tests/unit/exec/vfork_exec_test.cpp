@@ -37,8 +37,9 @@ std::string ReadToEnd(int fd) {
   return out;
 }
 
-// Runs argv as a worker is run; returns its stdout (stderr ignored) and reaps it.
-std::string Run(std::vector<std::string> argv, bool stdin_null = false) {
+// Runs argv as a worker is run; returns its stdout (stderr ignored) and reaps it. The
+// daemon's end of the child's stdin (-1 for /dev/null) goes to *stdin_fd when asked.
+std::string Run(std::vector<std::string> argv, bool stdin_null = false, int* stdin_fd = nullptr) {
   exec::SpawnSpec spec;
   spec.argv = std::move(argv);
   spec.env = {"PATH=/usr/bin:/bin"};
@@ -46,6 +47,7 @@ std::string Run(std::vector<std::string> argv, bool stdin_null = false) {
   spec.stdin_null = stdin_null;
   auto c = exec::SpawnChild(spec);
   REQUIRE(c.ok());
+  if (stdin_fd) *stdin_fd = c->stdin_fd;
   if (c->stdin_fd >= 0) close(c->stdin_fd);
   std::string out = ReadToEnd(c->stdout_fd);
   int st = 0;
@@ -54,8 +56,8 @@ std::string Run(std::vector<std::string> argv, bool stdin_null = false) {
   return out;
 }
 
-std::string RunShell(const std::string& line, bool stdin_null = false) {
-  return Run({"/bin/sh", "-c", line}, stdin_null);
+std::string RunShell(const std::string& line, bool stdin_null = false, int* stdin_fd = nullptr) {
+  return Run({"/bin/sh", "-c", line}, stdin_null, stdin_fd);
 }
 
 // A /proc/self/status line's value, as the child printed it.
@@ -145,18 +147,10 @@ TEST_CASE("a spawned child starts with default signal dispositions and an empty 
 
 TEST_CASE("a worker given no stdin reads /dev/null, and the daemon holds no pipe for it",
           "[exec]") {
-  exec::SpawnSpec spec;
-  spec.argv = {"/bin/sh", "-c", "readlink /proc/self/fd/0; cat; echo end"};
-  spec.env = {"PATH=/usr/bin:/bin"};
-  spec.cwd = "/";
-  spec.stdin_null = true;
-  auto c = exec::SpawnChild(spec);
-  REQUIRE(c.ok());
-  CHECK(c->stdin_fd == -1);
-  CHECK(ReadToEnd(c->stdout_fd) == "/dev/null\nend\n");  // cat met end of file at once
-  int st = 0;
-  waitpid(c->pid, &st, 0);
-  for (int fd : {c->stdout_fd, c->stderr_fd, c->pidfd}) close(fd);
+  int stdin_fd = 0;
+  // cat meets end of file at once.
+  CHECK(RunShell("readlink /proc/self/fd/0; cat; echo end", true, &stdin_fd) == "/dev/null\nend\n");
+  CHECK(stdin_fd == -1);
   // Without stdin_null it stays a pipe the caller writes.
   CHECK(RunShell("readlink /proc/self/fd/0").rfind("pipe:", 0) == 0);
 }
