@@ -112,11 +112,17 @@ StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec, PipeMode mode) {
   req.cwd = spec.cwd.c_str();
   // A helper thread's SCHED_BATCH (common/runtime.h) is the daemon's own: not the child's.
   req.sched_other = InBackgroundThread();
+  // The kernel stores the pid as a plain int: an atomic of the same size that needs no lock.
+  static_assert(sizeof(std::atomic<pid_t>) == sizeof(pid_t) &&
+                std::atomic<pid_t>::is_always_lock_free);
+  std::atomic<pid_t> own_slot{0};
+  std::atomic<pid_t>* slot = spec.early_pid ? spec.early_pid : &own_slot;
+  req.parent_tid = reinterpret_cast<pid_t*>(slot);
 
   ExecResult spawned;
-  // Spawned and registered under one lock: the orphan sweep never reaps a child it does not own.
+  // Known to the orphan sweep from the moment it exists (the slot), tracked once spawned.
   BootTicks before, after;
-  ChildRegistry::Instance().SpawnTracked([&]() -> pid_t {
+  ChildRegistry::Instance().SpawnTracked(slot, [&]() -> pid_t {
     before = BootTicks::Now();
     spawned = VforkExec(req);
     after = BootTicks::Now();

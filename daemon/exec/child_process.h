@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct SpawnSpec {
   std::vector<std::string> env;   // "NAME=value"
   std::string cwd;
   bool stdin_null = false;  // stdin is /dev/null and SpawnedChild::stdin_fd -1: nothing to write
+  // Non-null: set to the child's pid before the child runs (before SpawnChild returns), for a
+  // thread that must recognise the child while another thread is still spawning it.
+  std::atomic<pid_t>* early_pid = nullptr;
 };
 
 struct SpawnedChild {

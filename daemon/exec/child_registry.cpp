@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 
@@ -30,10 +31,23 @@ ChildRegistry& ChildRegistry::Instance() {
   return r;
 }
 
-pid_t ChildRegistry::SpawnTracked(const std::function<pid_t()>& spawn) {
-  std::lock_guard<std::mutex> lock(mu_);
+pid_t ChildRegistry::SpawnTracked(std::atomic<pid_t>* slot,
+                                  const std::function<pid_t()>& spawn) {
+  // The lock is not held across the spawn, which lasts until the child has reached execve:
+  // a sweep meanwhile knows the child by the slot the kernel fills before the child runs.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    slot->store(0);
+    in_flight_.push_back(slot);
+  }
   pid_t pid = spawn();
-  if (pid > 0) tracked_.insert(pid);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    in_flight_.erase(std::find(in_flight_.begin(), in_flight_.end(), slot));
+    if (pid > 0) tracked_.insert(pid);
+  }
+  // A child whose exec failed was reaped by the spawn; a sweep may have stopped in front of it.
+  if (pid <= 0) ReapOrphans();
   return pid;
 }
 
@@ -58,13 +72,21 @@ int ChildRegistry::ReapOrphans() {
   for (;;) {
     siginfo_t si{};
     if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == 0) break;
-    // A tracked child first in line: its owner reaps it and sweeps again afterwards.
-    if (tracked_.count(si.si_pid)) break;
+    // A tracked child first in line (or one still being spawned): its owner reaps it and
+    // sweeps again afterwards.
+    if (tracked_.count(si.si_pid) || SpawningLocked(si.si_pid)) break;
     siginfo_t r{};
     if (waitid(P_PID, static_cast<id_t>(si.si_pid), &r, WEXITED | WNOHANG) != 0) break;
     ++reaped;
   }
   return reaped;
+}
+
+bool ChildRegistry::SpawningLocked(pid_t pid) const {
+  for (const auto* slot : in_flight_) {
+    if (slot->load() == pid) return true;
+  }
+  return false;
 }
 
 pid_t WaitPid(pid_t pid, int* status, int options) {

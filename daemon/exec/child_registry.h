@@ -2,8 +2,10 @@
 // through its pidfd, a helper command through waitpid). With PR_SET_CHILD_SUBREAPER, workers'
 // orphaned descendants (double forks, setsid) are re-parented to the daemon and stay its
 // descendants; ReapOrphans reaps those — and only those — so no owner ever loses its child's
-// exit status. A spawn and its registration happen under one lock, so an orphan sweep never
-// sees a child that is not yet registered.
+// exit status. A child being spawned is known to a sweep from the moment it exists: the kernel
+// writes its pid into the spawn's slot before it runs (CLONE_PARENT_SETTID), and the slot is
+// registered before the spawn starts. No lock is held across a spawn, so a sweep on the loop
+// never waits for another thread's child to reach execve.
 // OrphanReaper: wakes the loop on SIGCHLD (a handler with SA_RESTART that writes an eventfd,
 // so no other thread's blocking call is interrupted) and sweeps.
 // Thread-safety: ChildRegistry is thread-safe; OrphanReaper lives on the loop.
@@ -13,9 +15,11 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <atomic>
 #include <functional>
 #include <mutex>
 #include <set>
+#include <vector>
 
 namespace conclave::exec {
 
@@ -23,8 +27,10 @@ class ChildRegistry {
  public:
   static ChildRegistry& Instance();
 
-  // Runs spawn() (which returns the new child's pid, or <= 0) under the lock and tracks it.
-  pid_t SpawnTracked(const std::function<pid_t()>& spawn);
+  // Runs spawn() (which returns the new child's pid, or <= 0) and tracks the child. spawn must
+  // have the kernel write the child's pid into slot before the child runs (ExecRequest's
+  // parent_tid); until spawn returns, a sweep leaves the child whose pid the slot holds alone.
+  pid_t SpawnTracked(std::atomic<pid_t>* slot, const std::function<pid_t()>& spawn);
   // The owner reaped pid (or gave it up).
   void Untrack(pid_t pid);
   // Reaps every exited child that no owner tracks; returns how many.
@@ -33,8 +39,10 @@ class ChildRegistry {
   bool IsTracked(pid_t pid) const;
 
  private:
+  bool SpawningLocked(pid_t pid) const;
   mutable std::mutex mu_;
   std::set<pid_t> tracked_;
+  std::vector<std::atomic<pid_t>*> in_flight_;  // the slots of spawns under way
 };
 
 // Waits for pid like waitpid(pid, &status, options), retrying on EINTR.

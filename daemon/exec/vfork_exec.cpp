@@ -140,7 +140,9 @@ ExecResult VforkExec(const ExecRequest& req) {
   // disposition back to the default: no handler of the daemon's runs in the child.
   uint64_t all = ~uint64_t{0}, old = 0;
   syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, kSigsetBytes);
-  pid_t pid = clone(ChildMain, top, CLONE_VM | CLONE_VFORK | SIGCHLD, &shared);
+  int flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
+  if (req.parent_tid) flags |= CLONE_PARENT_SETTID;
+  pid_t pid = clone(ChildMain, top, flags, &shared, req.parent_tid);
   const int clone_errno = errno;
   syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, nullptr, kSigsetBytes);
   if (pid < 0) {
@@ -151,6 +153,8 @@ ExecResult VforkExec(const ExecRequest& req) {
   if (shared.error != 0) {
     int status = 0;
     WaitPid(pid, &status, 0);
+    // Reaped: the number may be given to another process now.
+    if (req.parent_tid) __atomic_store_n(req.parent_tid, 0, __ATOMIC_RELEASE);
     out.error = shared.error;
     out.step = shared.step;
     errno = saved_errno;
