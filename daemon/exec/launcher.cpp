@@ -1,19 +1,43 @@
 #include "exec/launcher.h"
 
+#include <boost/asio/post.hpp>
+
+#include "common/runtime.h"
 #include "exec/worker_run.h"
 
 namespace conclave::exec {
 
-StatusOr<std::shared_ptr<RunHandle>> ProcessLauncher::Launch(const LaunchPlan& plan,
-                                                             const RunLimits& limits,
-                                                             RunCallbacks cb) {
-  auto child = SpawnChild(plan.spec, PipeMode::kAsio);  // WorkerRun's pipes are asio's
-  if (!child.ok()) return child.status();
-  auto run = std::make_shared<WorkerRun>(io_, child.value(), plan.stdin_data, plan.transcript_path,
-                                         plan.stdout_path, plan.secrets, limits, std::move(cb));
-  run->SweepTree(&sweeper_, plan.tree_env, plan.sandboxed);
-  run->Start();
-  return std::shared_ptr<RunHandle>(run);
+ProcessLauncher::ProcessLauncher(boost::asio::io_context& io)
+    : io_(io), own_(std::make_unique<boost::asio::thread_pool>(1)), spawns_(own_->get_executor()) {
+  // Made before the loop runs, the thread is SCHED_BATCH like gRPC's (common/runtime.h); it
+  // stands in for the loop, which used to spawn, so it gets the loop's policy back.
+  boost::asio::post(spawns_, [] { EndBackgroundThreads(); });
+}
+
+ProcessLauncher::ProcessLauncher(boost::asio::io_context& io, boost::asio::any_io_executor spawns)
+    : io_(io), spawns_(std::move(spawns)) {}
+
+ProcessLauncher::~ProcessLauncher() {
+  if (own_) own_->join();  // a spawn under way finishes first
+}
+
+void ProcessLauncher::Start(LaunchPlan plan, RunLimits limits, RunCallbacks cb,
+                            Launched launched) {
+  auto kept = std::make_shared<LaunchPlan>(std::move(plan));
+  boost::asio::post(spawns_, [this, kept, limits, cb = std::move(cb),
+                               launched = std::move(launched)]() mutable {
+    auto child = SpawnChild(kept->spec, PipeMode::kAsio);  // WorkerRun's pipes are asio's
+    boost::asio::post(io_, [this, kept, limits, cb = std::move(cb),
+                            launched = std::move(launched), child = std::move(child)]() mutable {
+      if (!child.ok()) return launched(child.status());
+      auto run = std::make_shared<WorkerRun>(io_, child.value(), kept->stdin_data,
+                                             kept->transcript_path, kept->stdout_path,
+                                             kept->secrets, limits, std::move(cb));
+      run->SweepTree(&sweeper_, kept->tree_env, kept->sandboxed);
+      run->Start();
+      launched(std::shared_ptr<RunHandle>(run));
+    });
+  });
 }
 
 }  // namespace conclave::exec

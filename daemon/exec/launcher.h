@@ -1,12 +1,20 @@
 // Launcher: starts a worker run from a LaunchPlan — the seam between the service layer and the
 // operating system. ProcessLauncher is the real one: a CLONE_VFORK spawn (exec/vfork_exec) into its
-// own process group, watched through a pidfd by a WorkerRun on the loop. Tests substitute a fake
-// (tests/support/fake_launcher.h) that finishes runs on command, so scheduling, retries and the
-// breaker are tested without processes or sleeps.
-// Thread-safety: loop thread only.
+// own process group, made on the launcher's own thread, then watched through a pidfd by a
+// WorkerRun on the loop. Tests substitute a fake (tests/support/fake_launcher.h) that finishes
+// runs on command, so scheduling, retries and the breaker are tested without processes or sleeps.
+//
+// Why a thread of its own: a CLONE_VFORK spawn pauses the thread that makes it until the child
+// has reached execve, and the child, placed on the same CPU, often runs on after that before
+// the paused thread gets the CPU back — 0.3 to 1.5 ms per spawn on a 2-CPU machine (README,
+// Performance), during which a loop that spawned would answer nobody.
+// Thread-safety: Start is called on the loop; `launched` and every callback run on the loop.
 #pragma once
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <functional>
 #include <memory>
 
 #include "common/status.h"
@@ -18,21 +26,30 @@ namespace conclave::exec {
 
 class Launcher {
  public:
+  using Launched = std::function<void(StatusOr<std::shared_ptr<RunHandle>>)>;
   virtual ~Launcher() = default;
-  // Starts the run; on_finished is called exactly once, later, on the loop.
-  virtual StatusOr<std::shared_ptr<RunHandle>> Launch(const LaunchPlan& plan,
-                                                      const RunLimits& limits, RunCallbacks cb) = 0;
+  // Starts the run. `launched` is called exactly once on the loop with the run, or with why it
+  // could not start — possibly before Start returns. on_finished follows, later, on the loop.
+  // Until `launched`, plan.spec.early_pid (when set) holds the child's pid from the moment
+  // the child exists, 0 before.
+  virtual void Start(LaunchPlan plan, RunLimits limits, RunCallbacks cb, Launched launched) = 0;
 };
 
 class ProcessLauncher final : public Launcher {
  public:
-  explicit ProcessLauncher(boost::asio::io_context& io) : io_(io) {}
-  StatusOr<std::shared_ptr<RunHandle>> Launch(const LaunchPlan& plan, const RunLimits& limits,
-                                              RunCallbacks cb) override;
+  // Spawns on a thread of the launcher's own.
+  explicit ProcessLauncher(boost::asio::io_context& io);
+  // Spawns on `spawns`, which must run one task at a time (tests hold it to catch a launch
+  // between its Start and its spawn).
+  ProcessLauncher(boost::asio::io_context& io, boost::asio::any_io_executor spawns);
+  ~ProcessLauncher() override;
+  void Start(LaunchPlan plan, RunLimits limits, RunCallbacks cb, Launched launched) override;
 
  private:
   boost::asio::io_context& io_;
   TreeSweeper sweeper_;  // stops what left a run's process group, off the loop
+  std::unique_ptr<boost::asio::thread_pool> own_;  // the thread, unless one was given
+  boost::asio::any_io_executor spawns_;
 };
 
 }  // namespace conclave::exec

@@ -156,23 +156,47 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token,
                            : resume && !resume->base_head.empty() ? resume->base_head
                                                                   : exec::ReadGitHead(term->cwd).commit;
   exec::RunLimits limits = LimitsFor(*d, *p);
-  auto run = core_.launcher.Launch(plan.value(), limits, CallbacksFor(dispatch_id));
+  // The spawn is made off the loop; until it is back, the child is known by this slot, which
+  // the pending callback keeps alive as long as the spawn can write to it.
+  auto slot = std::make_shared<std::atomic<pid_t>>(0);
+  launching_[dispatch_id].pid = slot;
+  plan->spec.early_pid = slot.get();
+  Started started{start_head, term->cwd, core_.GitSandboxFor(p, term->cwd), resume.has_value(),
+                  limits, slot};
+  core_.launcher.Start(std::move(plan.value()), limits, CallbacksFor(dispatch_id),
+                       [this, dispatch_id, started = std::move(started)](
+                           StatusOr<std::shared_ptr<exec::RunHandle>> run) {
+                         Launched(dispatch_id, started, std::move(run));
+                       });
+}
+
+void RunSupervisor::Launched(int64_t dispatch_id, const Started& started,
+                             StatusOr<std::shared_ptr<exec::RunHandle>> run) {
+  auto node = launching_.extract(dispatch_id);
   if (!run.ok()) {
-    return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: " + run.status().message());
+    return NotLaunched(dispatch_id, StopReason::kSpawnFailed,
+                       "spawn_failed: " + run.status().message());
   }
   // Recovery must be able to find this process group after a crash: the journal has it at
   // once (one write, no commit); the store gets it with the outcome, or in a regular group
   // commit if the run is still going after kRecordPidAfterMs.
   pid_t pid = run.value()->pid();
-  bool journaled = journal_.Record(dispatch_id, {pid, run.value()->start_time(), start_head});
+  bool journaled = journal_.Record(dispatch_id, {pid, run.value()->start_time(), started.head});
   auto& active = runs_[dispatch_id];
   active.run = run.value();
   active.last_heartbeat_ms = core_.clock.NowMs();
-  active.launch = LaunchRecord{pid, run.value()->start_time(), start_head};
+  active.launch = LaunchRecord{pid, run.value()->start_time(), started.head};
+  const exec::RunLimits& limits = started.limits;
   activity_.Watch(dispatch_id, pid,
                   limits.idle_timeout.count() > 0 ? limits.idle_timeout : limits.idle_kill);
-  if (!start_head.empty() && !resume) {
-    SnapshotDirty(dispatch_id, term->cwd, core_.GitSandboxFor(p, term->cwd));
+  if (!started.head.empty() && !started.resumed) {
+    SnapshotDirty(dispatch_id, started.cwd, started.sandbox);
+  }
+  // Cancelled, force-closed or shut down while the spawn was under way: stopped at once.
+  if (!node.empty() && node.mapped().stop) {
+    active.run->Stop(node.mapped().stop->first, node.mapped().stop->second);
+  } else if (stopping_) {
+    active.run->Stop(StopReason::kShutdown, "shutdown");
   }
   if (!journaled) {
     spdlog::warn("dispatch {}: the spawn journal cannot be written; committing the pid now",
@@ -376,6 +400,9 @@ void RunSupervisor::OnFinished(int64_t dispatch_id, const exec::RunOutcome& outc
 void RunSupervisor::StopRun(int64_t dispatch_id, StopReason reason, const std::string& detail) {
   auto it = runs_.find(dispatch_id);
   if (it != runs_.end()) it->second.run->Stop(reason, detail);
+  // Being spawned: stopped once the spawn is back (the first reason stands, as for a run).
+  auto l = launching_.find(dispatch_id);
+  if (l != launching_.end() && !l->second.stop) l->second.stop.emplace(reason, detail);
   // Cancelled or force-closed while its partial work was being read: it never starts.
   if (resuming_.erase(dispatch_id) > 0) NotLaunched(dispatch_id, reason, detail);
 }
@@ -392,7 +419,11 @@ std::vector<Liveness> RunSupervisor::LivenessOf(const std::vector<int64_t>& task
       l.dispatch_id = d.id;
       l.state = std::string(domain::DispatchStateName(d.state));
       auto it = runs_.find(d.id);
-      if (it != runs_.end()) {
+      auto spawning = launching_.find(d.id);
+      if (spawning != launching_.end()) {
+        l.pid = spawning->second.pid->load();  // 0 until the child exists
+        l.process_alive = l.pid > 0;
+      } else if (it != runs_.end()) {
         l.process_alive = !it->second.run->finished();
         l.pid = it->second.run->pid();
         l.last_output_age_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -410,6 +441,15 @@ std::optional<domain::Dispatch> RunSupervisor::DispatchOf(
   for (const auto& link : chain) {
     for (const auto& [id, a] : runs_) {
       if (a.run->pid() == link.pid && a.run->start_time() == link.start_time && !a.run->finished()) {
+        auto d = core_.dispatches.Get(id);
+        if (d && d->state == DispatchState::kRunning) return d;
+      }
+    }
+    // A worker quicker than its spawn's return to the loop: known by the pid the kernel wrote
+    // before the child ran (the child is not reaped before its run ends, so the number is
+    // its own).
+    for (const auto& [id, l] : launching_) {
+      if (link.pid > 0 && l.pid->load() == link.pid) {
         auto d = core_.dispatches.Get(id);
         if (d && d->state == DispatchState::kRunning) return d;
       }
@@ -442,7 +482,7 @@ void RunSupervisor::StopAll(std::function<void()> done) {
 }
 
 void RunSupervisor::MaybeAllStopped() {
-  if (!all_stopped_ || !runs_.empty() || unlaunched_ > 0) return;
+  if (!all_stopped_ || !runs_.empty() || !launching_.empty() || unlaunched_ > 0) return;
   stop_deadline_.reset();
   std::exchange(all_stopped_, nullptr)();
 }

@@ -8,9 +8,13 @@
 // to RunCompletion. A run leaves the table only once its outcome is recorded. A writer's
 // attempt after one that ended early opens with what that attempt left (domain/resume_brief,
 // exec/partial_work: git on the helper pool, the launch continues on the loop).
+// The spawn itself is made off the loop (exec::ProcessLauncher); until it is back, a stop is
+// kept and applied on its return, shutdown waits for it, and the child is already known to
+// DispatchOf by the pid the kernel wrote before the child ran.
 // Loop thread only.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -50,6 +54,8 @@ class RunSupervisor : public RunStarter, public RunControl {
   // done once all are recorded, or after kill_grace + 2 s at the latest.
   void StopAll(std::function<void()> done);
   int running() const { return static_cast<int>(runs_.size()); }
+  // Spawns under way (made off the loop, not back yet).
+  int launching() const { return static_cast<int>(launching_.size()); }
   int64_t activity_scans() const { return activity_.scans(); }
 
   // The running dispatch whose worker is one of the processes in `chain` (pid and start time
@@ -84,6 +90,21 @@ class RunSupervisor : public RunStarter, public RunControl {
   struct Resume {
     std::string opening, base_head;
   };
+  // What the launch keeps for when its spawn is back.
+  struct Started {
+    std::string head;  // a writer's start head ("" otherwise)
+    std::string cwd;
+    std::optional<exec::SandboxPaths> sandbox;
+    bool resumed = false;
+    exec::RunLimits limits;
+    std::shared_ptr<std::atomic<pid_t>> pid_slot;  // the spec's early_pid
+  };
+  // A spawn under way: the slot the kernel fills with the child's pid before the child runs,
+  // and a stop asked for meanwhile.
+  struct Launching {
+    std::shared_ptr<std::atomic<pid_t>> pid;
+    std::optional<std::pair<domain::StopReason, std::string>> stop;
+  };
   // resume: nullopt = not looked at yet.
   void Launch(int64_t dispatch_id, const std::string& token,
               std::optional<Resume> resume = std::nullopt);
@@ -95,6 +116,10 @@ class RunSupervisor : public RunStarter, public RunControl {
                                   const domain::Task& t, const domain::Terminal& term,
                                   const exec::Profile& p, const std::string& resume);
   exec::RunLimits LimitsFor(const domain::Dispatch& d, const exec::Profile& p) const;
+  // The spawn is back (the launcher's `launched`): the run joins the table, or the dispatch
+  // ends as spawn_failed.
+  void Launched(int64_t dispatch_id, const Started& started,
+                StatusOr<std::shared_ptr<exec::RunHandle>> run);
   exec::RunCallbacks CallbacksFor(int64_t dispatch_id);
   void RecordPid(int64_t dispatch_id);
   // Reads which files are already dirty at a fresh writer's start (helper pool).
@@ -118,6 +143,7 @@ class RunSupervisor : public RunStarter, public RunControl {
   RunPlacement* placement_ = nullptr;
   std::map<int64_t, ActiveRun> runs_;
   std::set<int64_t> resuming_;  // launches waiting for their partial work (LaunchResumed)
+  std::map<int64_t, Launching> launching_;  // spawns under way on the launcher's thread
   int unlaunched_ = 0;          // NotLaunched outcomes not yet recorded
   bool stopping_ = false;       // StopAll ran: nothing launches any more
   std::function<void()> all_stopped_;

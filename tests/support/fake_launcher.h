@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -48,13 +49,24 @@ class FakeLauncher final : public exec::Launcher {
     std::shared_ptr<FakeRun> run;
   };
 
-  StatusOr<std::shared_ptr<exec::RunHandle>> Launch(const exec::LaunchPlan& plan,
-                                                    const exec::RunLimits& limits,
-                                                    exec::RunCallbacks cb) override {
-    if (!fail_next.empty()) return FailedPrecondition(std::exchange(fail_next, ""));
+  // Launched at once, unless hold_spawns: then the run's process exists (its pid is in the
+  // plan's early_pid slot, as the kernel puts it there) but the supervisor learns of it only
+  // when the test calls ReleaseSpawns() — the real launcher's spawn on its own thread.
+  void Start(exec::LaunchPlan plan, exec::RunLimits limits, exec::RunCallbacks cb,
+             Launched launched) override {
+    if (!fail_next.empty()) return launched(FailedPrecondition(std::exchange(fail_next, "")));
     auto run = std::make_shared<FakeRun>(next_pid_++);
-    launches.push_back({plan, limits, std::move(cb), run});
-    return std::shared_ptr<exec::RunHandle>(run);
+    if (plan.spec.early_pid) plan.spec.early_pid->store(run->pid());
+    launches.push_back({std::move(plan), limits, std::move(cb), run});
+    if (!hold_spawns) return launched(std::shared_ptr<exec::RunHandle>(run));
+    held_.push_back([run, launched = std::move(launched)] {
+      launched(std::shared_ptr<exec::RunHandle>(run));
+    });
+  }
+  // Hands every held spawn back, in order.
+  void ReleaseSpawns() {
+    auto held = std::exchange(held_, {});
+    for (auto& h : held) h();
   }
 
   // Runs not finished yet, oldest first.
@@ -85,10 +97,12 @@ class FakeLauncher final : public exec::Launcher {
   }
 
   std::vector<Started> launches;
-  std::string fail_next;  // the next Launch fails with this message
+  std::string fail_next;  // the next Start fails with this message
+  bool hold_spawns = false;
 
  private:
   int next_pid_ = 100000;
+  std::vector<std::function<void()>> held_;
 };
 
 }  // namespace conclave::testing

@@ -168,3 +168,99 @@ TEST_CASE("each profile's workers get that profile's part of the daemon's enviro
 
 }  // namespace
 }  // namespace conclave
+
+// The spawn is made off the loop (exec::ProcessLauncher): between a dispatch's launch and the
+// spawn's return the run is not in the supervisor's table yet. The fake launcher holds the
+// spawn there; what happens meanwhile must reach the run once it is back.
+namespace conclave {
+namespace {
+
+struct HeldSpawn : testing::ServiceHarness {
+  HeldSpawn() {
+    AddProfile("p", "fam");
+    AddTerminal("w1", "p");
+    launcher.hold_spawns = true;
+    task = AddTask("do it");
+    REQUIRE(Dispatch(task, "w1").ok());
+    REQUIRE(RunUntil([&] { return launcher.launches.size() == 1; }));
+    Settle();
+    REQUIRE(services->runs.running() == 0);  // held: not in the table
+    REQUIRE(services->runs.launching() == 1);
+  }
+  testing::FakeRun& Run() { return *launcher.launches.front().run; }
+  int64_t task = 0;
+};
+
+TEST_CASE("a cancel while the worker is being spawned stops the run as soon as the spawn is back",
+          "[service][launch]") {
+  HeldSpawn h;
+  std::optional<Status> cancelled;
+  h.services->tasks.Cancel(h.task, "changed my mind", [&](StatusOr<service::TaskView> v) {
+    cancelled = v.status();
+  });
+  REQUIRE(h.RunUntil([&] { return cancelled.has_value(); }));
+  REQUIRE(cancelled->ok());
+  CHECK(h.Run().stop == domain::StopReason::kNone);  // nothing to stop yet
+  h.launcher.ReleaseSpawns();
+  h.Settle();
+  CHECK(h.Run().stop == domain::StopReason::kCancelled);
+  h.launcher.Finish(&h.launcher.launches.front(), "");
+  REQUIRE(h.RunUntil([&] { return h.services->runs.running() == 0; }));
+  CHECK(h.Dispatches(h.task).front().state != domain::DispatchState::kRunning);
+}
+
+TEST_CASE("shutdown waits for a worker still being spawned, and stops it once it is back",
+          "[service][launch][shutdown]") {
+  HeldSpawn h;
+  bool stopped = false;
+  h.services->Stop([&] { stopped = true; });
+  h.Settle();
+  CHECK(!stopped);  // the spawn is not back: its child would be left running
+  h.launcher.ReleaseSpawns();
+  h.Settle();
+  CHECK(h.Run().stop == domain::StopReason::kShutdown);
+  CHECK(!stopped);  // stopped, not yet recorded
+  h.launcher.Finish(&h.launcher.launches.front(), "");
+  REQUIRE(h.RunUntil([&] { return stopped; }));
+  CHECK(h.Dispatches(h.task).front().state != domain::DispatchState::kRunning);
+}
+
+TEST_CASE("a worker that calls before its spawn is back is already known as its dispatch's",
+          "[service][launch][trust]") {
+  HeldSpawn h;
+  pid_t pid = h.Run().pid();
+  // Its process chain as the daemon reads it: the worker's own process, then its spawned child
+  // (the start time cannot be checked yet: the spawn has not reported it).
+  auto d = h.services->runs.DispatchOf({{pid + 7, 5}, {pid, 1}});
+  REQUIRE(d.has_value());
+  CHECK(d->task_id == h.task);
+  CHECK(!h.services->runs.DispatchOf({{pid + 1, 1}}).has_value());  // another pid is not
+  auto live = h.services->runs.LivenessOf({h.task});
+  REQUIRE(live.size() == 1);
+  CHECK(live[0].pid == pid);
+  CHECK(live[0].process_alive);
+  h.launcher.ReleaseSpawns();
+  h.Settle();
+  CHECK(h.services->runs.running() == 1);
+  CHECK(h.services->runs.launching() == 0);
+  CHECK(h.services->runs.DispatchOf({{pid, 1}}).has_value());  // now by pid and start time
+}
+
+TEST_CASE("a spawn that fails once it is back ends the dispatch as spawn_failed",
+          "[service][launch]") {
+  testing::ServiceHarness h;
+  h.AddProfile("p", "fam");
+  h.AddTerminal("w1", "p");
+  h.launcher.fail_next = "spawn /bin/x in /: No such file or directory (execve)";
+  int64_t t = h.AddTask("do it");
+  REQUIRE(h.Dispatch(t, "w1").ok());
+  REQUIRE(h.RunUntil([&] {
+    auto ds = h.Dispatches(t);
+    return !ds.empty() && ds.front().state != domain::DispatchState::kRunning;
+  }));
+  CHECK(h.Dispatches(t).front().evidence.find("spawn_failed") != std::string::npos);
+  CHECK(h.services->runs.launching() == 0);
+}
+
+}  // namespace
+}  // namespace conclave

@@ -1,0 +1,87 @@
+// Unit tests: the real launcher spawns off the loop (exec/launcher). Its spawn executor is
+// held by the test, so the launch is caught between Start and the spawn: the loop must run on
+// meanwhile, no child may exist yet, and once released the child's pid is the run's.
+#include "exec/launcher.h"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <future>
+#include <optional>
+#include <string>
+
+using namespace conclave;
+
+namespace {
+
+TEST_CASE("a launch does not wait for its spawn: the loop runs on while the spawn is held",
+          "[exec][launch]") {
+  char tmpl[] = "/tmp/cv-launch-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  boost::asio::io_context io;
+  auto guard = boost::asio::make_work_guard(io);
+  boost::asio::thread_pool spawns(1);
+  std::promise<void> gate;
+  std::shared_future<void> opened = gate.get_future().share();
+  boost::asio::post(spawns, [opened] { opened.wait(); });  // the spawn queues behind this
+  std::optional<exec::RunOutcome> finished;
+  std::optional<StatusOr<std::shared_ptr<exec::RunHandle>>> launched;
+  std::atomic<pid_t> early{0};
+  {
+    exec::ProcessLauncher launcher(io, spawns.get_executor());
+    exec::LaunchPlan plan;
+    plan.spec.argv = {"/bin/true"};
+    plan.spec.env = {"PATH=/usr/bin:/bin"};
+    plan.spec.cwd = dir;
+    plan.spec.stdin_null = true;
+    plan.spec.early_pid = &early;
+    plan.transcript_path = dir + "/transcript.log";
+    plan.stdout_path = dir + "/stdout.log";
+    exec::RunLimits limits;
+    limits.hard_timeout = std::chrono::seconds(60);
+    exec::RunCallbacks cb;
+    cb.on_finished = [&](const exec::RunOutcome& o) { finished = o; };
+    launcher.Start(std::move(plan), limits, std::move(cb),
+                   [&](StatusOr<std::shared_ptr<exec::RunHandle>> r) { launched = std::move(r); });
+    bool loop_ran = false;
+    boost::asio::post(io, [&] { loop_ran = true; });
+    io.run_one();
+    CHECK(loop_ran);
+    CHECK(!launched.has_value());
+    CHECK(early.load() == 0);  // no child exists: Start did not spawn it
+    gate.set_value();
+    while (!launched) io.run_one();  // the spawn's return, posted to the loop
+    REQUIRE(launched->ok());
+    CHECK(launched->value()->pid() > 0);
+    CHECK(launched->value()->pid() == early.load());
+    while (!finished) io.run_one();
+    CHECK(finished->exit_code == 0);
+  }
+  spawns.join();
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a spawn the launcher cannot make comes back to the loop as an error, with no child",
+          "[exec][launch]") {
+  boost::asio::io_context io;
+  auto guard = boost::asio::make_work_guard(io);
+  exec::ProcessLauncher launcher(io);
+  exec::LaunchPlan plan;
+  plan.spec.argv = {"/"};  // a directory: execve refuses it
+  plan.spec.cwd = "/";
+  std::atomic<pid_t> early{0};
+  plan.spec.early_pid = &early;
+  std::optional<StatusOr<std::shared_ptr<exec::RunHandle>>> launched;
+  launcher.Start(std::move(plan), exec::RunLimits{}, exec::RunCallbacks{},
+                 [&](StatusOr<std::shared_ptr<exec::RunHandle>> r) { launched = std::move(r); });
+  while (!launched) io.run_one();
+  REQUIRE(!launched->ok());
+  CHECK(launched->status().message().find("(execve)") != std::string::npos);
+  CHECK(early.load() == 0);  // the failed child was reaped: its number is nobody's now
+}
+
+}  // namespace
