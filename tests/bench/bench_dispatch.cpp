@@ -159,6 +159,44 @@ void RunDispatch(Env& env) {
     for (auto& t : ts) t.join();
     double spawn_rate = kTerminals * kPerTerminal / SecondsSince(t0);
 
+    // The loop's answers while it starts and finishes runs on 8 terminals: a GetStatus client
+    // beside them (a run of its own, so the throughput above is not shared with it), against
+    // the same client's GetStatus just before, with nothing running.
+    std::fprintf(stderr, "bench: dispatch, rep %d: GetStatus beside %d terminals\n", rep + 1,
+                 kTerminals);
+    auto probe = Stub(env.daemon.socket(), 320);
+    auto status_call = [&] {
+      auto ctx = Ctx();
+      v1::GetStatusRequest req;
+      v1::StatusReply resp;
+      return probe->GetStatus(ctx.get(), req, &resp).ok();
+    };
+    auto status_idle = TimeCalls(200, status_call);
+    for (auto& w : work) {
+      w.clear();
+      for (int i = 0; i < kPerTerminal / 2; ++i) w.push_back(CreateTask(*stub, "true"));
+    }
+    std::atomic<int> busy{kTerminals};
+    std::vector<double> status_busy;
+    std::thread prober([&] {
+      while (busy.load() > 0) {
+        auto v = TimeCalls(10, status_call);
+        status_busy.insert(status_busy.end(), v.begin(), v.end());
+      }
+    });
+    ts.clear();
+    for (int i = 0; i < kTerminals; ++i) {
+      ts.emplace_back([&, i] {
+        auto s = Stub(env.daemon.socket(), 310 + i);
+        for (int64_t t : work[i]) {
+          if (Dispatch(*s, t, "bt-" + std::to_string(i))) WaitDone(*s, t);
+        }
+        --busy;
+      });
+    }
+    for (auto& t : ts) t.join();
+    prober.join();
+
     auto add = [&](const char* name, const char* unit, const char* label, double c, double b,
                    bool hib) {
       Row& r = env.table.Get(name, unit, label, hib);
@@ -173,6 +211,10 @@ void RunDispatch(Env& env) {
         cpu_per_spawn / 1000, false);
     add("dispatches completed per second, 8 terminals", "/s", "8 spawns in flight", rate,
         spawn_rate, true);
+    add("GetStatus round trip beside 8 terminals dispatching p50", "µs", "idle",
+        Percentile(status_busy, 50), Percentile(status_idle, 50), false);
+    add("GetStatus round trip beside 8 terminals dispatching p99", "µs", "idle",
+        Percentile(status_busy, 99), Percentile(status_idle, 99), false);
   }
 }
 
