@@ -245,7 +245,7 @@ int main(int argc, char** argv) {
       });
     });
   });
-  EndBackgroundThreads();  // the loop itself, and the workers it spawns, run SCHED_OTHER
+  EndBackgroundThreads();  // the loop itself runs SCHED_OTHER (as do the launcher's thread and workers)
   RunLoop(io);
   if (shutdown_thread.joinable()) shutdown_thread.join();
   server.value()->Wait();

@@ -13,7 +13,7 @@
 // later. A SCHED_BATCH thread is not preempted for and does not preempt on
 // wake-up: it runs on an idle core, or when the thread running sleeps or uses up its slice.
 // It keeps its fair share of CPU; nothing is prioritised over other processes. Only the loop
-// (and what it spawns) stays SCHED_OTHER; a child spawned from a batch thread is put back to
+// and the launcher's spawning thread (exec/launcher) stay SCHED_OTHER; a child spawned from a batch thread is put back to
 // SCHED_OTHER (SpawnChild), so workers and commands run as any other process does. A daemon
 // started under another policy (systemd's CPUSchedulingPolicy=) is left exactly as it is.
 #pragma once

@@ -14,7 +14,9 @@
 // Thread-safety: pure functions; PrepareLaunch does file I/O.
 #pragma once
 
+#include <atomic>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +68,8 @@ struct LaunchPlan {
   // The environment entries that mark every process of this run (exec/run_tree): how its
   // processes are found after they left its process group.
   std::vector<std::string> tree_env;
+  // Set by the loop when the run is stopped before its spawn began: the spawn is not made.
+  std::shared_ptr<std::atomic<bool>> abandoned = std::make_shared<std::atomic<bool>>(false);
 };
 
 StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req);

@@ -18,6 +18,7 @@ ProcessLauncher::ProcessLauncher(boost::asio::io_context& io, boost::asio::any_i
     : io_(io), spawns_(std::move(spawns)) {}
 
 ProcessLauncher::~ProcessLauncher() {
+  closed_.store(true);   // what is still queued is not spawned
   if (own_) own_->join();  // a spawn under way finishes first
 }
 
@@ -26,7 +27,10 @@ void ProcessLauncher::Start(LaunchPlan plan, RunLimits limits, RunCallbacks cb,
   auto kept = std::make_shared<LaunchPlan>(std::move(plan));
   boost::asio::post(spawns_, [this, kept, limits, cb = std::move(cb),
                                launched = std::move(launched)]() mutable {
-    auto child = SpawnChild(kept->spec, PipeMode::kAsio);  // WorkerRun's pipes are asio's
+    StatusOr<SpawnedChild> child =
+        closed_.load()             ? FailedPrecondition("shutdown before the worker started")
+        : kept->abandoned->load() ? FailedPrecondition("stopped before the worker started")
+                                   : SpawnChild(kept->spec, PipeMode::kAsio);  // asio's pipes
     boost::asio::post(io_, [this, kept, limits, cb = std::move(cb),
                             launched = std::move(launched), child = std::move(child)]() mutable {
       if (!child.ok()) return launched(child.status());

@@ -14,6 +14,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <atomic>
 #include <functional>
 #include <memory>
 
@@ -33,6 +34,8 @@ class Launcher {
   // Until `launched`, plan.spec.early_pid (when set) holds the child's pid from the moment
   // the child exists, 0 before.
   virtual void Start(LaunchPlan plan, RunLimits limits, RunCallbacks cb, Launched launched) = 0;
+  // Shutdown: spawns not begun yet are not made; their `launched` gets an error.
+  virtual void Close() {}
 };
 
 class ProcessLauncher final : public Launcher {
@@ -40,16 +43,18 @@ class ProcessLauncher final : public Launcher {
   // Spawns on a thread of the launcher's own.
   explicit ProcessLauncher(boost::asio::io_context& io);
   // Spawns on `spawns`, which must run one task at a time (tests hold it to catch a launch
-  // between its Start and its spawn).
+  // between its Start and its spawn) and be drained before the launcher is destroyed.
   ProcessLauncher(boost::asio::io_context& io, boost::asio::any_io_executor spawns);
   ~ProcessLauncher() override;
   void Start(LaunchPlan plan, RunLimits limits, RunCallbacks cb, Launched launched) override;
+  void Close() override { closed_.store(true); }
 
  private:
   boost::asio::io_context& io_;
   TreeSweeper sweeper_;  // stops what left a run's process group, off the loop
   std::unique_ptr<boost::asio::thread_pool> own_;  // the thread, unless one was given
   boost::asio::any_io_executor spawns_;
+  std::atomic<bool> closed_{false};
 };
 
 }  // namespace conclave::exec

@@ -159,10 +159,12 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token,
   // The spawn is made off the loop; until it is back, the child is known by this slot, which
   // the pending callback keeps alive as long as the spawn can write to it.
   auto slot = std::make_shared<std::atomic<pid_t>>(0);
-  launching_[dispatch_id].pid = slot;
+  launching_[dispatch_id] = Launching{slot, plan->abandoned, std::nullopt};
   plan->spec.early_pid = slot.get();
-  Started started{start_head, term->cwd, core_.GitSandboxFor(p, term->cwd), resume.has_value(),
-                  limits, slot};
+  const bool fresh_writer = !start_head.empty() && !resume;
+  Started started{start_head, term->cwd,
+                  fresh_writer ? core_.GitSandboxFor(p, term->cwd) : std::nullopt,
+                  resume.has_value(), limits, slot};
   core_.launcher.Start(std::move(plan.value()), limits, CallbacksFor(dispatch_id),
                        [this, dispatch_id, started = std::move(started)](
                            StatusOr<std::shared_ptr<exec::RunHandle>> run) {
@@ -174,6 +176,13 @@ void RunSupervisor::Launched(int64_t dispatch_id, const Started& started,
                              StatusOr<std::shared_ptr<exec::RunHandle>> run) {
   auto node = launching_.extract(dispatch_id);
   if (!run.ok()) {
+    // Stopped meanwhile (or the spawn was not made because of it): the stop is the outcome.
+    if (!node.empty() && node.mapped().stop) {
+      return NotLaunched(dispatch_id, node.mapped().stop->first, node.mapped().stop->second);
+    }
+    if (stopping_) {
+      return NotLaunched(dispatch_id, StopReason::kShutdown, "shutdown before the worker started");
+    }
     return NotLaunched(dispatch_id, StopReason::kSpawnFailed,
                        "spawn_failed: " + run.status().message());
   }
@@ -401,8 +410,12 @@ void RunSupervisor::StopRun(int64_t dispatch_id, StopReason reason, const std::s
   auto it = runs_.find(dispatch_id);
   if (it != runs_.end()) it->second.run->Stop(reason, detail);
   // Being spawned: stopped once the spawn is back (the first reason stands, as for a run).
+  // A spawn not begun yet is not made at all (a stuck one ahead of it cannot hold it up).
   auto l = launching_.find(dispatch_id);
-  if (l != launching_.end() && !l->second.stop) l->second.stop.emplace(reason, detail);
+  if (l != launching_.end() && !l->second.stop) {
+    l->second.stop.emplace(reason, detail);
+    l->second.abandoned->store(true);
+  }
   // Cancelled or force-closed while its partial work was being read: it never starts.
   if (resuming_.erase(dispatch_id) > 0) NotLaunched(dispatch_id, reason, detail);
 }
@@ -461,6 +474,7 @@ std::optional<domain::Dispatch> RunSupervisor::DispatchOf(
 void RunSupervisor::StopAll(std::function<void()> done) {
   all_stopped_ = std::move(done);
   stopping_ = true;
+  core_.launcher.Close();  // queued spawns are not made; those under way come back to be stopped
   // Dispatches this loop turn started launch after their COMMIT: commit now, so they are
   // recorded as stopped by the shutdown (Launch refuses) and waited for, not spawned after it.
   core_.batcher.Flush();

@@ -59,7 +59,7 @@ class RunSupervisor : public RunStarter, public RunControl {
   int64_t activity_scans() const { return activity_.scans(); }
 
   // The running dispatch whose worker is one of the processes in `chain` (pid and start time
-  // both match), if any.
+  // both match; by pid alone while its spawn is not back yet), if any.
   std::optional<domain::Dispatch> DispatchOf(const std::vector<exec::ProcessLink>& chain);
 
  private:
@@ -103,6 +103,7 @@ class RunSupervisor : public RunStarter, public RunControl {
   // and a stop asked for meanwhile.
   struct Launching {
     std::shared_ptr<std::atomic<pid_t>> pid;
+    std::shared_ptr<std::atomic<bool>> abandoned;  // the plan's: set with the stop
     std::optional<std::pair<domain::StopReason, std::string>> stop;
   };
   // resume: nullopt = not looked at yet.

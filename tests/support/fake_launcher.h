@@ -59,14 +59,15 @@ class FakeLauncher final : public exec::Launcher {
     if (plan.spec.early_pid) plan.spec.early_pid->store(run->pid());
     launches.push_back({std::move(plan), limits, std::move(cb), run});
     if (!hold_spawns) return launched(std::shared_ptr<exec::RunHandle>(run));
-    held_.push_back([run, launched = std::move(launched)] {
+    held_.push_back([run, launched = std::move(launched)](const std::string& fail) {
+      if (!fail.empty()) return launched(FailedPrecondition(fail));
       launched(std::shared_ptr<exec::RunHandle>(run));
     });
   }
-  // Hands every held spawn back, in order.
-  void ReleaseSpawns() {
+  // Hands every held spawn back, in order; with `fail`, as spawns that failed.
+  void ReleaseSpawns(const std::string& fail = "") {
     auto held = std::exchange(held_, {});
-    for (auto& h : held) h();
+    for (auto& h : held) h(fail);
   }
 
   // Runs not finished yet, oldest first.
@@ -102,7 +103,7 @@ class FakeLauncher final : public exec::Launcher {
 
  private:
   int next_pid_ = 100000;
-  std::vector<std::function<void()>> held_;
+  std::vector<std::function<void(const std::string&)>> held_;
 };
 
 }  // namespace conclave::testing

@@ -9,6 +9,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <optional>
 #include <string>
@@ -16,6 +17,27 @@
 using namespace conclave;
 
 namespace {
+
+// Runs the loop until done() holds; false after a minute (a bound against a hang, not a wait).
+bool RunUntil(boost::asio::io_context& io, const std::function<bool()>& done) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    io.run_one_for(std::chrono::seconds(1));
+  }
+  return done();
+}
+
+exec::LaunchPlan TruePlan(const std::string& dir, std::atomic<pid_t>* early) {
+  exec::LaunchPlan plan;
+  plan.spec.argv = {"/bin/true"};
+  plan.spec.env = {"PATH=/usr/bin:/bin"};
+  plan.spec.cwd = dir;
+  plan.spec.stdin_null = true;
+  plan.spec.early_pid = early;
+  plan.transcript_path = dir + "/transcript.log";
+  plan.stdout_path = dir + "/stdout.log";
+  return plan;
+}
 
 TEST_CASE("a launch does not wait for its spawn: the loop runs on while the spawn is held",
           "[exec][launch]") {
@@ -33,14 +55,7 @@ TEST_CASE("a launch does not wait for its spawn: the loop runs on while the spaw
   std::atomic<pid_t> early{0};
   {
     exec::ProcessLauncher launcher(io, spawns.get_executor());
-    exec::LaunchPlan plan;
-    plan.spec.argv = {"/bin/true"};
-    plan.spec.env = {"PATH=/usr/bin:/bin"};
-    plan.spec.cwd = dir;
-    plan.spec.stdin_null = true;
-    plan.spec.early_pid = &early;
-    plan.transcript_path = dir + "/transcript.log";
-    plan.stdout_path = dir + "/stdout.log";
+    exec::LaunchPlan plan = TruePlan(dir, &early);
     exec::RunLimits limits;
     limits.hard_timeout = std::chrono::seconds(60);
     exec::RunCallbacks cb;
@@ -54,11 +69,11 @@ TEST_CASE("a launch does not wait for its spawn: the loop runs on while the spaw
     CHECK(!launched.has_value());
     CHECK(early.load() == 0);  // no child exists: Start did not spawn it
     gate.set_value();
-    while (!launched) io.run_one();  // the spawn's return, posted to the loop
+    REQUIRE(RunUntil(io, [&] { return launched.has_value(); }));  // the spawn's return
     REQUIRE(launched->ok());
     CHECK(launched->value()->pid() > 0);
     CHECK(launched->value()->pid() == early.load());
-    while (!finished) io.run_one();
+    REQUIRE(RunUntil(io, [&] { return finished.has_value(); }));
     CHECK(finished->exit_code == 0);
   }
   spawns.join();
@@ -78,10 +93,45 @@ TEST_CASE("a spawn the launcher cannot make comes back to the loop as an error, 
   std::optional<StatusOr<std::shared_ptr<exec::RunHandle>>> launched;
   launcher.Start(std::move(plan), exec::RunLimits{}, exec::RunCallbacks{},
                  [&](StatusOr<std::shared_ptr<exec::RunHandle>> r) { launched = std::move(r); });
-  while (!launched) io.run_one();
+  REQUIRE(RunUntil(io, [&] { return launched.has_value(); }));
   REQUIRE(!launched->ok());
   CHECK(launched->status().message().find("(execve)") != std::string::npos);
   CHECK(early.load() == 0);  // the failed child was reaped: its number is nobody's now
+}
+
+// A run stopped before its spawn began (the plan abandoned), or a launcher closed by shutdown:
+// the queued spawn is not made at all, and comes back as an error.
+TEST_CASE("a queued spawn is not made once its run is abandoned or the launcher is closed",
+          "[exec][launch]") {
+  for (bool close : {false, true}) {
+    boost::asio::io_context io;
+    auto guard = boost::asio::make_work_guard(io);
+    boost::asio::thread_pool spawns(1);
+    std::promise<void> gate;
+    std::shared_future<void> opened = gate.get_future().share();
+    boost::asio::post(spawns, [opened] { opened.wait(); });
+    std::atomic<pid_t> early{0};
+    std::optional<StatusOr<std::shared_ptr<exec::RunHandle>>> launched;
+    {
+      exec::ProcessLauncher launcher(io, spawns.get_executor());
+      exec::LaunchPlan plan = TruePlan("/", &early);
+      auto abandoned = plan.abandoned;
+      launcher.Start(
+          std::move(plan), exec::RunLimits{}, exec::RunCallbacks{},
+          [&](StatusOr<std::shared_ptr<exec::RunHandle>> r) { launched = std::move(r); });
+      if (close) {
+        launcher.Close();
+      } else {
+        abandoned->store(true);
+      }
+      gate.set_value();
+      REQUIRE(RunUntil(io, [&] { return launched.has_value(); }));
+      spawns.join();
+    }
+    REQUIRE(!launched->ok());
+    CHECK(launched->status().message().find(close ? "shutdown" : "stopped") != std::string::npos);
+    CHECK(early.load() == 0);  // no child was made
+  }
 }
 
 }  // namespace

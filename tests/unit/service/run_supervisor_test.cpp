@@ -209,6 +209,26 @@ TEST_CASE("a cancel while the worker is being spawned stops the run as soon as t
   CHECK(h.Dispatches(h.task).front().state != domain::DispatchState::kRunning);
 }
 
+TEST_CASE("a cancel while the spawn is under way is the outcome even if the spawn then fails",
+          "[service][launch]") {
+  HeldSpawn h;
+  std::optional<Status> cancelled;
+  h.services->tasks.Cancel(h.task, "changed my mind", [&](StatusOr<service::TaskView> v) {
+    cancelled = v.status();
+  });
+  REQUIRE(h.RunUntil([&] { return cancelled.has_value(); }));
+  CHECK(h.launcher.launches.front().plan.abandoned->load());  // a queued spawn is not made
+  h.launcher.ReleaseSpawns("stopped before the worker started");
+  REQUIRE(h.RunUntil([&] {
+    auto ds = h.Dispatches(h.task);
+    return !ds.empty() && ds.front().state != domain::DispatchState::kRunning;
+  }));
+  auto d = h.Dispatches(h.task).front();
+  CHECK(d.evidence.find("spawn_failed") == std::string::npos);  // not an operational failure
+  CHECK(d.evidence.find("cancel") != std::string::npos);
+  CHECK(h.services->runs.launching() == 0);
+}
+
 TEST_CASE("shutdown waits for a worker still being spawned, and stops it once it is back",
           "[service][launch][shutdown]") {
   HeldSpawn h;
