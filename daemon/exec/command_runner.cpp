@@ -135,6 +135,7 @@ CommandResult ProcessCommandRunner::RunWithInput(const std::vector<std::string>&
   int status = 0;
   pid_t reaped = WaitPid(child->pid, &status, 0);
   ChildRegistry::Instance().Untrack(child->pid);
+  ChildRegistry::Instance().ReapOrphans();  // orphans that waited behind this child
   r.timed_out = !in_time;
   if (in_time && reaped == child->pid && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   return r;
