@@ -11,6 +11,7 @@
 // The spawn itself is made off the loop (exec::ProcessLauncher); until it is back, a stop is
 // kept and applied on its return, shutdown waits for it, and the child is already known to
 // DispatchOf by the pid the kernel wrote before the child ran.
+// The launch half is in run_launch.cpp.
 // Loop thread only.
 #pragma once
 

@@ -188,18 +188,21 @@ struct HeldSpawn : testing::ServiceHarness {
     REQUIRE(services->runs.launching() == 1);
   }
   testing::FakeRun& Run() { return *launcher.launches.front().run; }
+  void Cancel() {
+    std::optional<Status> cancelled;
+    services->tasks.Cancel(task, "changed my mind", [&](StatusOr<service::TaskView> v) {
+      cancelled = v.status();
+    });
+    REQUIRE(RunUntil([&] { return cancelled.has_value(); }));
+    REQUIRE(cancelled->ok());
+  }
   int64_t task = 0;
 };
 
 TEST_CASE("a cancel while the worker is being spawned stops the run as soon as the spawn is back",
           "[service][launch]") {
   HeldSpawn h;
-  std::optional<Status> cancelled;
-  h.services->tasks.Cancel(h.task, "changed my mind", [&](StatusOr<service::TaskView> v) {
-    cancelled = v.status();
-  });
-  REQUIRE(h.RunUntil([&] { return cancelled.has_value(); }));
-  REQUIRE(cancelled->ok());
+  h.Cancel();
   CHECK(h.Run().stop == domain::StopReason::kNone);  // nothing to stop yet
   h.launcher.ReleaseSpawns();
   h.Settle();
@@ -212,11 +215,7 @@ TEST_CASE("a cancel while the worker is being spawned stops the run as soon as t
 TEST_CASE("a cancel while the spawn is under way is the outcome even if the spawn then fails",
           "[service][launch]") {
   HeldSpawn h;
-  std::optional<Status> cancelled;
-  h.services->tasks.Cancel(h.task, "changed my mind", [&](StatusOr<service::TaskView> v) {
-    cancelled = v.status();
-  });
-  REQUIRE(h.RunUntil([&] { return cancelled.has_value(); }));
+  h.Cancel();
   CHECK(h.launcher.launches.front().plan.abandoned->load());  // a queued spawn is not made
   h.launcher.ReleaseSpawns("stopped before the worker started");
   REQUIRE(h.RunUntil([&] {
