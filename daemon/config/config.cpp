@@ -73,6 +73,7 @@ Status ApplyText(std::string_view text, const std::string& file, Config& c) {
                    Read(j, "kill_grace_ms", c.kill_grace_ms, file),
                    Read(j, "notify_command", c.notify_command, file),
                    Read(j, "eof_grace_ms", c.eof_grace_ms, file),
+                   Read(j, "spawn_timeout_ms", c.spawn_timeout_ms, file),
                    Read(j, "default_timeout_s", c.default_timeout_s, file),
                    Read(j, "default_idle_timeout_s", c.default_idle_timeout_s, file),
                    Read(j, "liveness_cpu_ms", c.liveness_cpu_ms, file),
@@ -253,6 +254,9 @@ StatusOr<Config> Finish(Config c, const Flags& flags) {
   }
   if (c.heartbeat_interval_s < 0 || c.kill_grace_ms < 0 || c.eof_grace_ms < 0) {
     return InvalidArgument("config: intervals must not be negative");
+  }
+  if (c.spawn_timeout_ms <= 0) {
+    return InvalidArgument("config: spawn_timeout_ms must be positive");
   }
   if (c.crash_loop_window_s < 0) {
     return InvalidArgument("config: crash_loop_window_s must not be negative");

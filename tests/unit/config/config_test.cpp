@@ -163,3 +163,19 @@ TEST_CASE("config: the shipped example config loads", "[config]") {
   REQUIRE(c.ok());
   CHECK(c->transcript_cap_mib == 64);
 }
+
+TEST_CASE("config: spawn_timeout_ms defaults to 30 s, is read, and must be positive", "[config]") {
+  auto d = LoadConfigFromJson("{}", "c.json", Flags{});
+  REQUIRE(d.ok());
+  CHECK(d->spawn_timeout_ms == 30000);
+  auto set = LoadConfigFromJson(R"({"spawn_timeout_ms": 250})", "c.json", Flags{});
+  REQUIRE(set.ok());
+  CHECK(set->spawn_timeout_ms == 250);
+  for (const char* bad : {R"({"spawn_timeout_ms": 0})", R"({"spawn_timeout_ms": -5})",
+                          R"({"spawn_timeout_ms": "soon"})"}) {
+    auto r = LoadConfigFromJson(bad, "c.json", Flags{});
+    INFO(bad);
+    REQUIRE(!r.ok());
+    CHECK(r.status().message().find("spawn_timeout_ms") != std::string::npos);
+  }
+}
