@@ -1,5 +1,7 @@
 #include "exec/launcher.h"
 
+#include <signal.h>
+
 #include <boost/asio/post.hpp>
 
 #include "common/runtime.h"
@@ -42,6 +44,12 @@ void ProcessLauncher::Start(LaunchPlan plan, RunLimits limits, RunCallbacks cb,
       launched(std::shared_ptr<RunHandle>(run));
     });
   });
+}
+
+void ProcessLauncher::AbortSpawn(pid_t child) {
+  // SIGKILL ends even a sleep the child cannot be woken from otherwise (a lease break, a hung
+  // FUSE or NFS request: the waits that are killable); the CLONE_VFORK wait then returns.
+  if (child > 0) ::kill(child, SIGKILL);
 }
 
 }  // namespace conclave::exec

@@ -36,6 +36,10 @@ class Launcher {
   virtual void Start(LaunchPlan plan, RunLimits limits, RunCallbacks cb, Launched launched) = 0;
   // Shutdown: spawns not begun yet are not made; their `launched` gets an error.
   virtual void Close() {}
+  // Kills the child of a spawn that has not come back (its `launched` not run yet): stuck in
+  // the kernel before its program ran. The spawn then returns, and the run ends killed.
+  // `child` is the plan's early_pid: a child not reaped before its run ends, so the pid is its own.
+  virtual void AbortSpawn(pid_t child) = 0;
 };
 
 class ProcessLauncher final : public Launcher {
@@ -48,6 +52,7 @@ class ProcessLauncher final : public Launcher {
   ~ProcessLauncher() override;
   void Start(LaunchPlan plan, RunLimits limits, RunCallbacks cb, Launched launched) override;
   void Close() override { closed_.store(true); }
+  void AbortSpawn(pid_t child) override;
 
  private:
   boost::asio::io_context& io_;

@@ -160,7 +160,9 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token,
   // The spawn is made off the loop; until it is back, the child is known by this slot, which
   // the pending callback keeps alive as long as the spawn can write to it.
   auto slot = std::make_shared<std::atomic<pid_t>>(0);
-  launching_[dispatch_id] = Launching{slot, plan->abandoned, std::nullopt};
+  launching_[dispatch_id] = Launching{slot, plan->abandoned, std::nullopt, nullptr, 0,
+                                     core_.clock.NowMs()};
+  WatchSpawn(dispatch_id);
   plan->spec.early_pid = slot.get();
   const bool fresh_writer = !start_head.empty() && !resume;
   Started started{start_head, term->cwd,
@@ -218,6 +220,33 @@ void RunSupervisor::Launched(int64_t dispatch_id, const Started& started,
   active.record_pid = core_.clock.After(kRecordPidAfterMs, [this, dispatch_id] {
     RecordPid(dispatch_id);
   });
+}
+
+void RunSupervisor::WatchSpawn(int64_t dispatch_id) {
+  auto l = launching_.find(dispatch_id);
+  if (l == launching_.end()) return;
+  l->second.overdue = core_.clock.After(core_.config.spawn_timeout_ms,
+                                        [this, dispatch_id] { SpawnOverdue(dispatch_id); });
+}
+
+void RunSupervisor::SpawnOverdue(int64_t dispatch_id) {
+  auto l = launching_.find(dispatch_id);
+  if (l == launching_.end()) return;  // back meanwhile
+  Launching& spawn = l->second;
+  pid_t child = spawn.pid->load();
+  if (child == 0 || child != spawn.seen) {
+    spawn.seen = child;
+    return WatchSpawn(dispatch_id);
+  }
+  std::string detail = "spawn_failed: the worker had not started " +
+                       std::to_string(core_.clock.NowMs() - spawn.since_ms) +
+                       " ms after its launch: its spawn (process " + std::to_string(child) +
+                       ") was stuck in the kernel before the program ran (a hung filesystem "
+                       "under its working directory or program?) and was killed";
+  spdlog::error("dispatch {}: {}", dispatch_id, detail);
+  if (!spawn.stop) spawn.stop.emplace(StopReason::kSpawnFailed, detail);
+  spawn.abandoned->store(true);
+  core_.launcher.AbortSpawn(child);
 }
 
 void RunSupervisor::NotLaunched(int64_t dispatch_id, StopReason reason, const std::string& detail) {

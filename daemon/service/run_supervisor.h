@@ -101,11 +101,14 @@ class RunSupervisor : public RunStarter, public RunControl {
     std::shared_ptr<std::atomic<pid_t>> pid_slot;  // the spec's early_pid
   };
   // A spawn under way: the slot the kernel fills with the child's pid before the child runs,
-  // and a stop asked for meanwhile.
+  // a stop asked for meanwhile, and the watch on a spawn that does not come back.
   struct Launching {
     std::shared_ptr<std::atomic<pid_t>> pid;
     std::shared_ptr<std::atomic<bool>> abandoned;  // the plan's: set with the stop
     std::optional<std::pair<domain::StopReason, std::string>> stop;
+    std::shared_ptr<Alarm> overdue;  // every spawn_timeout_ms while the spawn is away
+    pid_t seen = 0;                  // the child the last period ended with (0: none yet)
+    int64_t since_ms = 0;            // when the launch was handed to the launcher
   };
   // resume: nullopt = not looked at yet.
   void Launch(int64_t dispatch_id, const std::string& token,
@@ -130,6 +133,12 @@ class RunSupervisor : public RunStarter, public RunControl {
   // Empties the spawn journal once it is full and every live run's pid is in the store.
   void MaybeClearJournal();
   void NotLaunched(int64_t dispatch_id, domain::StopReason reason, const std::string& detail);
+  // The watch on a spawn under way: one whose child has existed through a whole period of
+  // spawn_timeout_ms is stuck in the kernel before its program ran, and is killed (its
+  // dispatch fails as spawn_failed) so the spawns queued behind it on the launcher's thread go
+  // on. One still queued, or whose child appeared during the period, is given another.
+  void WatchSpawn(int64_t dispatch_id);
+  void SpawnOverdue(int64_t dispatch_id);
   void OnStdout(int64_t dispatch_id, std::string_view chunk);
   void OnOutput(int64_t dispatch_id);
   void OnActivity(const ActivityWatch::Report& r);

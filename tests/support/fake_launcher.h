@@ -64,6 +64,7 @@ class FakeLauncher final : public exec::Launcher {
       launched(std::shared_ptr<exec::RunHandle>(run));
     });
   }
+  void AbortSpawn(pid_t child) override { aborted.push_back(child); }
   // Hands every held spawn back, in order; with `fail`, as spawns that failed.
   void ReleaseSpawns(const std::string& fail = "") {
     auto held = std::exchange(held_, {});
@@ -98,6 +99,7 @@ class FakeLauncher final : public exec::Launcher {
   }
 
   std::vector<Started> launches;
+  std::vector<pid_t> aborted;  // AbortSpawn's children, in order
   std::string fail_next;  // the next Start fails with this message
   bool hold_spawns = false;
 

@@ -281,5 +281,75 @@ TEST_CASE("a spawn that fails once it is back ends the dispatch as spawn_failed"
   CHECK(h.services->runs.launching() == 0);
 }
 
+TEST_CASE("a spawn whose child has been under way a whole period is killed; its dispatch fails",
+          "[service][launch]") {
+  HeldSpawn h;
+  const int period = h.config.spawn_timeout_ms;
+  pid_t child = h.Run().pid();
+  h.clock.Advance(period);  // the child may have appeared just now: it gets a period more
+  h.Settle();
+  CHECK(h.launcher.aborted.empty());
+  h.clock.Advance(period);
+  h.Settle();
+  REQUIRE(h.launcher.aborted == std::vector<pid_t>{child});
+  CHECK(h.launcher.launches.front().plan.abandoned->load());
+  // The killed child's spawn comes back as a run that ends killed: the stop is its outcome.
+  h.launcher.ReleaseSpawns();
+  h.Settle();
+  CHECK(h.Run().stop == domain::StopReason::kSpawnFailed);
+  h.launcher.Finish(&h.launcher.launches.front(), "", -1);
+  REQUIRE(h.RunUntil([&] {
+    return h.Dispatches(h.task).front().state != domain::DispatchState::kRunning;
+  }));
+  auto d = h.Dispatches(h.task).front();
+  CHECK(d.state == domain::DispatchState::kFailed);
+  CHECK(d.evidence.find("spawn_failed") != std::string::npos);
+  CHECK(d.evidence.find("stuck in the kernel") != std::string::npos);
+  CHECK(h.launcher.aborted.size() == 1);
+}
+
+TEST_CASE("a spawn still queued behind another is not killed until its own child has had a "
+          "whole period", "[service][launch]") {
+  HeldSpawn h;
+  const int period = h.config.spawn_timeout_ms;
+  auto* slot = h.launcher.launches.front().plan.spec.early_pid;
+  pid_t child = slot->exchange(0);  // not begun: the launcher's thread is on another spawn
+  h.clock.Advance(3 * period);
+  h.Settle();
+  CHECK(h.launcher.aborted.empty());
+  slot->store(child);  // begun
+  h.clock.Advance(period);
+  h.Settle();
+  CHECK(h.launcher.aborted.empty());
+  h.clock.Advance(period);
+  h.Settle();
+  CHECK(h.launcher.aborted == std::vector<pid_t>{child});
+}
+
+TEST_CASE("a spawn back in time is not watched any more", "[service][launch]") {
+  HeldSpawn h;
+  const int period = h.config.spawn_timeout_ms;
+  h.clock.Advance(period + period / 2);
+  h.launcher.ReleaseSpawns();
+  h.Settle();
+  h.clock.Advance(4 * period);
+  h.Settle();
+  CHECK(h.launcher.aborted.empty());
+  CHECK(h.Run().stop == domain::StopReason::kNone);
+}
+
+TEST_CASE("shutdown kills a spawn still stuck at its deadline, so the launcher's thread ends",
+          "[service][launch][shutdown]") {
+  HeldSpawn h;
+  bool stopped = false;
+  h.services->Stop([&] { stopped = true; });
+  h.Settle();
+  CHECK(h.launcher.aborted.empty());  // a spawn under way gets the grace to come back
+  h.clock.Advance(h.config.kill_grace_ms + 2000);
+  h.Settle();
+  CHECK(h.launcher.aborted == std::vector<pid_t>{h.Run().pid()});
+  CHECK(stopped);
+}
+
 }  // namespace
 }  // namespace conclave
