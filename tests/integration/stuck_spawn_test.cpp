@@ -1,0 +1,89 @@
+// Integration: a worker's spawn stuck in the kernel before its program ran (a hung filesystem
+// under its directory or program) is killed after spawn_timeout_ms, its dispatch fails as
+// spawn_failed, and the spawn queued behind it on the launcher's thread runs. The hang is
+// real: the test holds a write lease on the worker's program, so the spawn's execve, opening
+// it, waits in the kernel for the lease to be given up (fs.lease-break-time, 45 s by default).
+// Its own ctest entry reports SKIPPED (exit 77) where this filesystem grants no lease.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include "daemon_fixture.h"
+#include "worker_waits.h"
+
+using conclave::testing::DaemonFixture;
+using namespace conclave::testing::waits;
+using json = nlohmann::json;
+
+namespace {
+
+// A write lease on `path`, held until the object is destroyed; exits 77 where none is granted.
+class Lease {
+ public:
+  explicit Lease(const std::string& path) {
+    signal(SIGIO, SIG_IGN);  // the kernel tells the holder of each break with SIGIO
+    fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd_ >= 0);
+    if (fcntl(fd_, F_SETLEASE, F_WRLCK) != 0) {
+      std::cerr << "SKIPPED: no file lease on " << path << ": " << std::strerror(errno) << "\n";
+      std::exit(77);
+    }
+  }
+  ~Lease() { close(fd_); }
+
+ private:
+  int fd_ = -1;
+};
+
+json CommandProfile(const DaemonFixture& d, const std::string& name, const std::string& program) {
+  auto p = d.FakeProfile(name, "fam");
+  p["type"] = "command";
+  p["contract"] = false;
+  p["command"] = {program};
+  return p;
+}
+
+std::string Dispatch(DaemonFixture& d, const std::string& to) {
+  auto task =
+      d.CliJson({"task", "create", "--brief", "-"}, "run\n")["task"]["id"].get<std::string>();
+  CHECK(d.CliJson({"dispatch", "--task", task, "--to", to})["state"] == "running");
+  return task;
+}
+
+}  // namespace
+
+TEST_CASE("a spawn stuck in the kernel is killed after spawn_timeout_ms and the next one runs",
+          "[.][stuck-spawn]") {
+  DaemonFixture d;
+  std::string program = d.WriteFile("stuck-cli", "#!/bin/sh\nexit 0\n");
+  REQUIRE(chmod(program.c_str(), 0755) == 0);
+  d.WriteProfile("stuck", CommandProfile(d, "stuck", program));
+  d.WriteProfile("ok", CommandProfile(d, "ok", "/bin/true"));
+  d.Start({"--config", d.WriteFile("config.json", R"({"spawn_timeout_ms": 300})")});
+  d.CliJson({"terminal", "create", "--profile", "stuck", "--handle", "s1", "--cwd", d.dir()});
+  d.CliJson({"terminal", "create", "--profile", "ok", "--handle", "o1", "--cwd", d.dir()});
+  Lease lease(program);
+
+  std::string stuck = Dispatch(d, "s1");
+  // Queued behind the stuck spawn on the launcher's thread; the daemon answers meanwhile.
+  std::string next = Dispatch(d, "o1");
+  auto p = Payload(WaitDone(d, stuck, 20000));
+  INFO(p.dump());
+  CHECK(p["failure_kind"] == "spawn_failed");
+  std::string evidence = p["evidence"].get<std::string>();
+  CHECK(evidence.find("stuck in the kernel") != std::string::npos);
+  CHECK(Payload(WaitDone(d, next, 20000))["outcome"] == "succeeded");
+  // The killed child was reaped by its run: nothing of it is left.
+  auto at = evidence.find("(process ");
+  REQUIRE(at != std::string::npos);
+  pid_t child = std::stoi(evidence.substr(at + 9));
+  CHECK(ProcessGone(child));
+  CHECK(d.CliJson({"task", "show", stuck})["dispatches"][0]["state"] == "failed");
+}
