@@ -281,7 +281,7 @@ TEST_CASE("a spawn that fails once it is back ends the dispatch as spawn_failed"
   CHECK(h.services->runs.launching() == 0);
 }
 
-TEST_CASE("a spawn whose child has been under way a whole period is killed; its dispatch fails",
+TEST_CASE("a spawn whose child has been under way a whole period is killed and its dispatch fails",
           "[service][launch]") {
   HeldSpawn h;
   const int period = h.config.spawn_timeout_ms;
