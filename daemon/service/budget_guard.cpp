@@ -38,7 +38,7 @@ Status BudgetGuard::Check(const domain::Task& t, const std::string& family) {
     auto it = b.per_family_daily_usd.find(family);
     if (it != b.per_family_daily_usd.end()) {
       caps.emplace_back("daily cap of family " + family, it->second,
-                        core_.spend.FamilySince(family, DayStartMs()));
+                        core_.spend.FamilyOnDay(family, DayStartMs()));
     }
   }
   domain::BudgetCheck check = domain::CheckCaps(caps, 0);
@@ -52,7 +52,7 @@ Status BudgetGuard::Check(const domain::Task& t, const std::string& family) {
 std::vector<BudgetGuard::Line> BudgetGuard::Lines() {
   const auto& caps = core_.config.budgets.per_family_daily_usd;
   std::vector<Line> out;
-  auto by_family = core_.spend.FamiliesSince(DayStartMs());
+  auto by_family = core_.spend.FamiliesOnDay(DayStartMs());
   for (const auto& [f, cap] : caps) by_family.emplace(f, 0);
   for (const auto& [f, spent] : by_family) {
     auto it = caps.find(f);

@@ -179,19 +179,4 @@ int DispatchStore::CountRunningForProfile(const std::string& profile) {
   return static_cast<int>(st.Int(0));
 }
 
-double DispatchStore::TaskSpend(int64_t task_id) {
-  auto st = db_.Prepare("SELECT COALESCE(SUM(cost_usd), 0) FROM dispatches WHERE task_id = ?");
-  st.Bind(1, task_id);
-  st.Step();
-  return st.Real(0);
-}
-
-double DispatchStore::FamilySpendSince(const std::string& family, int64_t since_ms) {
-  auto st = db_.Prepare(
-      "SELECT COALESCE(SUM(cost_usd), 0) FROM dispatches WHERE family = ? AND created_ms >= ?");
-  st.Bind(1, family).Bind(2, since_ms);
-  st.Step();
-  return st.Real(0);
-}
-
 }  // namespace conclave::store

@@ -27,8 +27,6 @@ class DispatchStore {
   // Maintained counter, not a count of rows.
   int64_t CountInState(domain::DispatchState state);
   int CountRunningForProfile(const std::string& profile);
-  double TaskSpend(int64_t task_id);
-  double FamilySpendSince(const std::string& family, int64_t since_ms);
 
  private:
   Database& db_;

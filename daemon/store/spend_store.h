@@ -1,5 +1,7 @@
-// SpendStore: what has been spent, for budget caps and GetStatus — per task, per session, per
-// family since a time. Sums over dispatches' recorded cost. Loop thread only. Throws StoreError.
+// SpendStore: what has been spent, for budget caps and GetStatus — per task (summed over its
+// dispatches), per session and per family and UTC day (kept by the triggers of migration 0011
+// in whole micro-dollars: one row read, however much work the day or the session saw).
+// Loop thread only. Throws StoreError.
 #pragma once
 
 #include <map>
@@ -15,9 +17,10 @@ class SpendStore {
 
   double Task(int64_t task_id);
   double Session(const std::string& session);
-  double FamilySince(const std::string& family, int64_t since_ms);
-  // Every family's spend since since_ms (families with no dispatch are absent).
-  std::map<std::string, double> FamiliesSince(int64_t since_ms);
+  // The family's spend on dispatches created on the UTC day that starts at day_start_ms.
+  double FamilyOnDay(const std::string& family, int64_t day_start_ms);
+  // Every family with a dispatch created that day, and its spend.
+  std::map<std::string, double> FamiliesOnDay(int64_t day_start_ms);
   // Every non-empty session's spend.
   std::map<std::string, double> Sessions();
 

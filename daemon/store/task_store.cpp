@@ -147,13 +147,4 @@ std::vector<int64_t> TaskStore::Dependants(int64_t dep_id) {
 
 std::map<std::string, int64_t> TaskStore::CountByStatus() { return ReadCounters(db_, "tasks_"); }
 
-double TaskStore::SessionSpend(const std::string& session) {
-  auto st = db_.Prepare(
-      "SELECT COALESCE(SUM(dispatches.cost_usd), 0) FROM tasks JOIN dispatches "
-      "ON dispatches.task_id = tasks.id WHERE tasks.session = ?");
-  st.Bind(1, session);
-  st.Step();
-  return st.Real(0);
-}
-
 }  // namespace conclave::store

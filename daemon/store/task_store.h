@@ -29,7 +29,6 @@ class TaskStore {
   std::vector<int64_t> Dependants(int64_t dep_id);
   // Non-zero task counts by status (maintained counters, not a count of rows).
   std::map<std::string, int64_t> CountByStatus();
-  double SessionSpend(const std::string& session);
 
  private:
   Database& db_;

@@ -1,0 +1,163 @@
+// SpendStore over a real SQLite file: the totals that migration 0011's triggers keep per family
+// and day and per session agree with the sums over the dispatches themselves, after any mix of
+// inserts, cost changes and families set later, and after an upgrade of a database that
+// already has dispatches.
+#include "store/spend_store.h"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "temp_db.h"
+
+namespace conclave {
+namespace {
+using testing::TempDb;
+
+constexpr int64_t kDay = 86400000;
+
+// What the totals must say: summed over the rows, as the store did before 0011.
+std::map<std::string, double> SummedFamilies(store::Database& db, int64_t day) {
+  auto st = db.Prepare(
+      "SELECT family, SUM(cost_usd) FROM dispatches WHERE family != '' AND created_ms >= ? "
+      "AND created_ms < ? GROUP BY family");
+  st.Bind(1, day * kDay).Bind(2, (day + 1) * kDay);
+  std::map<std::string, double> out;
+  while (st.Step()) out[st.Text(0)] = st.Real(1);
+  return out;
+}
+
+std::map<std::string, double> SummedSessions(store::Database& db) {
+  auto st = db.Prepare(
+      "SELECT t.session, COALESCE(SUM(d.cost_usd), 0) FROM tasks t LEFT JOIN dispatches d ON "
+      "d.task_id = t.id WHERE t.session != '' GROUP BY t.session");
+  std::map<std::string, double> out;
+  while (st.Step()) out[st.Text(0)] = st.Real(1);
+  return out;
+}
+
+void CheckSame(const std::map<std::string, double>& kept,
+               const std::map<std::string, double>& summed) {
+  REQUIRE(kept.size() == summed.size());
+  for (const auto& [name, usd] : summed) {
+    INFO(name);
+    REQUIRE(kept.count(name) == 1);
+    CHECK(std::fabs(kept.at(name) - usd) < 1e-4);
+  }
+}
+
+void AddTask(store::Database& db, int64_t id, const std::string& session) {
+  db.Prepare(
+        "INSERT INTO tasks(id, title, brief, status, role, coordinator, created_ms, updated_ms, "
+        "session) VALUES (?, 't', 'b', 'ready', 'writer', 'c', 1, 1, ?)")
+      .Bind(1, id)
+      .Bind(2, session)
+      .Run();
+}
+
+void AddDispatch(store::Database& db, int64_t task, const std::string& family, int64_t created,
+                 double cost) {
+  db.Prepare(
+        "INSERT INTO dispatches(task_id, target, family, state, attempt, coordinator, "
+        "created_ms, cost_usd) VALUES (?, 'x', ?, 'queued', 1, 'c', ?, ?)")
+      .Bind(1, task)
+      .Bind(2, family)
+      .Bind(3, created)
+      .Bind(4, cost)
+      .Run();
+}
+
+TEST_CASE("spend totals follow every dispatch's cost and family, by day and by session",
+          "[store][spend]") {
+  TempDb t(true);
+  store::Database& db = *t.db;
+  store::SpendStore spend(db);
+  const char* sessions[] = {"", "s1", "s2"};
+  for (int64_t task = 1; task <= 6; ++task) AddTask(db, task, sessions[task % 3]);
+  AddTask(db, 7, "idle-session");  // listed, with nothing spent
+  const char* families[] = {"", "anthropic", "openai", "qwen"};
+  uint64_t seed = 42;
+  auto next = [&](uint64_t n) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (seed >> 33) % n;
+  };
+  for (int op = 0; op < 400; ++op) {
+    int64_t rows = 0;
+    {
+      auto st = db.Prepare("SELECT COUNT(*) FROM dispatches");
+      st.Step();
+      rows = st.Int(0);
+    }
+    if (rows == 0 || next(3) == 0) {
+      // Created on one of three days, most at no cost yet, some already spent.
+      double cost = next(4) == 0 ? static_cast<double>(next(5000)) / 1000 : 0;
+      AddDispatch(db, 1 + next(6), families[next(4)], (20000 + next(3)) * kDay + next(kDay), cost);
+    } else if (next(2) == 0) {
+      db.Prepare("UPDATE dispatches SET cost_usd = ? WHERE id = ?")
+          .Bind(1, static_cast<double>(next(100000)) / 10000)
+          .Bind(2, static_cast<int64_t>(1 + next(rows)))
+          .Run();
+    } else {
+      // Its terminal's family, set when it starts (or moved by a re-dispatch).
+      db.Prepare("UPDATE dispatches SET family = ? WHERE id = ?")
+          .Bind(1, std::string(families[1 + next(3)]))
+          .Bind(2, static_cast<int64_t>(1 + next(rows)))
+          .Run();
+    }
+  }
+  for (int64_t day = 19999; day <= 20003; ++day) {
+    INFO("day " << day);
+    CheckSame(spend.FamiliesOnDay(day * kDay), SummedFamilies(db, day));
+    for (const char* f : {"anthropic", "openai", "qwen", "none"}) {
+      auto summed = SummedFamilies(db, day);
+      CHECK(std::fabs(spend.FamilyOnDay(f, day * kDay) - (summed.count(f) ? summed[f] : 0)) < 1e-4);
+    }
+  }
+  CHECK(!spend.FamiliesOnDay(20000 * kDay).empty());
+  auto kept = spend.Sessions();
+  CheckSame(kept, SummedSessions(db));
+  CHECK(kept.at("idle-session") == 0);
+  for (const char* s : {"s1", "s2", "none"}) {
+    auto summed = SummedSessions(db);
+    CHECK(std::fabs(spend.Session(s) - (summed.count(s) ? summed[s] : 0)) < 1e-4);
+  }
+}
+
+TEST_CASE("a family's day is listed from its first dispatch on, before anything is spent",
+          "[store][spend]") {
+  TempDb t(true);
+  store::SpendStore spend(*t.db);
+  AddTask(*t.db, 1, "");
+  AddDispatch(*t.db, 1, "anthropic", 5 * kDay + 10, 0);
+  AddDispatch(*t.db, 1, "", 5 * kDay + 20, 0);  // queued for a group: no family yet
+  auto day = spend.FamiliesOnDay(5 * kDay);
+  REQUIRE(day.size() == 1);
+  CHECK(day.at("anthropic") == 0);
+  CHECK(spend.FamiliesOnDay(6 * kDay).empty());
+}
+
+TEST_CASE("upgrading to 0011 fills the totals from the dispatches already recorded",
+          "[store][spend]") {
+  TempDb t;
+  std::vector<store::Migration> before;
+  for (const auto& m : store::EmbeddedMigrations()) {
+    if (m.version < 11) before.push_back(m);
+  }
+  REQUIRE(store::ApplyMigrations(*t.db, before).ok());
+  AddTask(*t.db, 1, "s1");
+  AddTask(*t.db, 2, "");
+  AddTask(*t.db, 3, "s-empty");
+  AddDispatch(*t.db, 1, "anthropic", 9 * kDay + 1, 0.25);
+  AddDispatch(*t.db, 1, "anthropic", 9 * kDay + 2, 0.5);
+  AddDispatch(*t.db, 2, "openai", 9 * kDay + 3, 1.125);
+  AddDispatch(*t.db, 2, "openai", 10 * kDay + 3, 2);
+  REQUIRE(store::ApplyMigrations(*t.db, store::EmbeddedMigrations()).ok());
+  store::SpendStore spend(*t.db);
+  CheckSame(spend.FamiliesOnDay(9 * kDay), {{"anthropic", 0.75}, {"openai", 1.125}});
+  CheckSame(spend.FamiliesOnDay(10 * kDay), {{"openai", 2}});
+  CheckSame(spend.Sessions(), {{"s1", 0.75}, {"s-empty", 0}});
+}
+
+}  // namespace
+}  // namespace conclave
