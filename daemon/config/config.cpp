@@ -255,8 +255,9 @@ StatusOr<Config> Finish(Config c, const Flags& flags) {
   if (c.heartbeat_interval_s < 0 || c.kill_grace_ms < 0 || c.eof_grace_ms < 0) {
     return InvalidArgument("config: intervals must not be negative");
   }
-  if (c.spawn_timeout_ms <= 0) {
-    return InvalidArgument("config: spawn_timeout_ms must be positive");
+  if (c.spawn_timeout_ms < 100) {
+    // Below that a healthy spawn on a busy machine could be taken for a stuck one.
+    return InvalidArgument("config: spawn_timeout_ms must be at least 100");
   }
   if (c.crash_loop_window_s < 0) {
     return InvalidArgument("config: crash_loop_window_s must not be negative");

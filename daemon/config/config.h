@@ -66,9 +66,10 @@ struct Config {
   int heartbeat_interval_s = 30;
   int kill_grace_ms = 3000;
   int eof_grace_ms = 2000;  // after the worker exits, how long its descendants may hold pipes
-  // A worker's spawn still not back after one to two of these (stuck in the kernel before its
-  // program ran: a hung filesystem under its directory or program) is killed: its dispatch
-  // fails as spawn_failed and the spawns queued behind it go on.
+  // A worker's spawn whose child has existed a whole period of this without the spawn coming
+  // back (one to two periods: stuck in the kernel before its program ran, e.g. a hung
+  // filesystem under its directory or program) has its child killed: if the wait was killable
+  // its dispatch fails as spawn_failed and the spawns queued behind it go on. At least 100.
   int spawn_timeout_ms = 30000;
   int default_timeout_s = 1800;
   int default_idle_timeout_s = 300;

@@ -1,6 +1,8 @@
 #include "exec/launcher.h"
 
 #include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <boost/asio/post.hpp>
 
@@ -46,10 +48,15 @@ void ProcessLauncher::Start(LaunchPlan plan, RunLimits limits, RunCallbacks cb,
   });
 }
 
-void ProcessLauncher::AbortSpawn(pid_t child) {
-  // SIGKILL ends even a sleep the child cannot be woken from otherwise (a lease break, a hung
-  // FUSE or NFS request: the waits that are killable); the CLONE_VFORK wait then returns.
-  if (child > 0) ::kill(child, SIGKILL);
+void ProcessLauncher::AbortSpawn(const std::atomic<pid_t>& slot) {
+  // SIGKILL ends a sleep the child cannot be woken from otherwise, if the sleep is killable
+  // (a lease break, most FUSE and NFS waits); the CLONE_VFORK wait then returns.
+  pid_t child = slot.load();
+  if (child <= 0) return;
+  int fd = static_cast<int>(syscall(SYS_pidfd_open, child, 0));
+  if (fd < 0) return;  // gone
+  if (slot.load() == child) syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0);
+  close(fd);
 }
 
 }  // namespace conclave::exec

@@ -151,10 +151,15 @@ ExecResult VforkExec(const ExecRequest& req) {
     return out;
   }
   if (shared.error != 0) {
+    // The slot goes back to 0 while the zombie still holds the number (waited for, not
+    // reaped): whoever reads the slot and then checks it again around a pidfd_open knows the
+    // pidfd is this child's (ProcessLauncher::AbortSpawn).
+    siginfo_t info{};
+    while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+    }
+    if (req.parent_tid) __atomic_store_n(req.parent_tid, 0, __ATOMIC_RELEASE);
     int status = 0;
     WaitPid(pid, &status, 0);
-    // Reaped: the number may be given to another process now.
-    if (req.parent_tid) __atomic_store_n(req.parent_tid, 0, __ATOMIC_RELEASE);
     out.error = shared.error;
     out.step = shared.step;
     errno = saved_errno;

@@ -201,7 +201,9 @@ void RunSupervisor::Launched(int64_t dispatch_id, const Started& started,
   const exec::RunLimits& limits = started.limits;
   activity_.Watch(dispatch_id, pid,
                   limits.idle_timeout.count() > 0 ? limits.idle_timeout : limits.idle_kill);
-  if (!started.head.empty() && !started.resumed) {
+  // (Not for a run stopped before it was back: its claims are not judged, and git must not
+  // go into a directory whose spawn got stuck.)
+  if (!started.head.empty() && !started.resumed && (node.empty() || !node.mapped().stop)) {
     SnapshotDirty(dispatch_id, started.cwd, started.sandbox);
   }
   // Cancelled, force-closed or shut down while the spawn was under way: stopped at once.
@@ -234,10 +236,22 @@ void RunSupervisor::SpawnOverdue(int64_t dispatch_id) {
   if (l == launching_.end()) return;  // back meanwhile
   Launching& spawn = l->second;
   pid_t child = spawn.pid->load();
+  if (spawn.killed) {
+    // Still not back a period after its child was killed: a wait SIGKILL cannot end (a FUSE
+    // request its server already read, a dead device). Said, not hidden; the launcher's queue
+    // stays held behind it.
+    spdlog::critical("dispatch {}: its spawn is still stuck in the kernel {} ms after its launch, "
+                     "although its child was killed; spawns behind it wait",
+                     dispatch_id, core_.clock.NowMs() - spawn.since_ms);
+    return WatchSpawn(dispatch_id);
+  }
   if (child == 0 || child != spawn.seen) {
     spawn.seen = child;
     return WatchSpawn(dispatch_id);
   }
+  spawn.abandoned->store(true);
+  core_.launcher.AbortSpawn(*spawn.pid);
+  spawn.killed = true;
   std::string detail = "spawn_failed: the worker had not started " +
                        std::to_string(core_.clock.NowMs() - spawn.since_ms) +
                        " ms after its launch: its spawn (process " + std::to_string(child) +
@@ -245,8 +259,7 @@ void RunSupervisor::SpawnOverdue(int64_t dispatch_id) {
                        "under its working directory or program?) and was killed";
   spdlog::error("dispatch {}: {}", dispatch_id, detail);
   if (!spawn.stop) spawn.stop.emplace(StopReason::kSpawnFailed, detail);
-  spawn.abandoned->store(true);
-  core_.launcher.AbortSpawn(child);
+  WatchSpawn(dispatch_id);
 }
 
 void RunSupervisor::NotLaunched(int64_t dispatch_id, StopReason reason, const std::string& detail) {

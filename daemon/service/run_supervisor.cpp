@@ -272,9 +272,7 @@ void RunSupervisor::StopAll(std::function<void()> done) {
   stop_deadline_ = core_.clock.After(core_.config.kill_grace_ms + 2000, [this] {
     // A spawn still not back is stuck in the kernel: its child is killed, or the launcher's
     // thread, which shutdown joins, would hold the daemon's exit as long as the kernel holds it.
-    for (const auto& [id, l] : launching_) {
-      if (pid_t child = l.pid->load(); child > 0) core_.launcher.AbortSpawn(child);
-    }
+    for (const auto& [id, l] : launching_) core_.launcher.AbortSpawn(*l.pid);
     if (all_stopped_) std::exchange(all_stopped_, nullptr)();
   });
   MaybeAllStopped();

@@ -109,6 +109,7 @@ class RunSupervisor : public RunStarter, public RunControl {
     std::shared_ptr<Alarm> overdue;  // every spawn_timeout_ms while the spawn is away
     pid_t seen = 0;                  // the child the last period ended with (0: none yet)
     int64_t since_ms = 0;            // when the launch was handed to the launcher
+    bool killed = false;             // its child was killed as stuck
   };
   // resume: nullopt = not looked at yet.
   void Launch(int64_t dispatch_id, const std::string& token,

@@ -64,7 +64,7 @@ class FakeLauncher final : public exec::Launcher {
       launched(std::shared_ptr<exec::RunHandle>(run));
     });
   }
-  void AbortSpawn(pid_t child) override { aborted.push_back(child); }
+  void AbortSpawn(const std::atomic<pid_t>& slot) override { aborted.push_back(slot.load()); }
   // Hands every held spawn back, in order; with `fail`, as spawns that failed.
   void ReleaseSpawns(const std::string& fail = "") {
     auto held = std::exchange(held_, {});

@@ -164,7 +164,8 @@ TEST_CASE("config: the shipped example config loads", "[config]") {
   CHECK(c->transcript_cap_mib == 64);
 }
 
-TEST_CASE("config: spawn_timeout_ms defaults to 30 s, is read, and must be positive", "[config]") {
+TEST_CASE("config: spawn_timeout_ms defaults to 30 s, is read, and must be at least 100 ms",
+          "[config]") {
   auto d = LoadConfigFromJson("{}", "c.json", Flags{});
   REQUIRE(d.ok());
   CHECK(d->spawn_timeout_ms == 30000);
@@ -172,7 +173,7 @@ TEST_CASE("config: spawn_timeout_ms defaults to 30 s, is read, and must be posit
   REQUIRE(set.ok());
   CHECK(set->spawn_timeout_ms == 250);
   for (const char* bad : {R"({"spawn_timeout_ms": 0})", R"({"spawn_timeout_ms": -5})",
-                          R"({"spawn_timeout_ms": "soon"})"}) {
+                          R"({"spawn_timeout_ms": 99})", R"({"spawn_timeout_ms": "soon"})"}) {
     auto r = LoadConfigFromJson(bad, "c.json", Flags{});
     INFO(bad);
     REQUIRE(!r.ok());

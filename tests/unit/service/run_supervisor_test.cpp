@@ -293,6 +293,9 @@ TEST_CASE("a spawn whose child has been under way a whole period is killed and i
   h.Settle();
   REQUIRE(h.launcher.aborted == std::vector<pid_t>{child});
   CHECK(h.launcher.launches.front().plan.abandoned->load());
+  h.clock.Advance(period);  // still away (a wait SIGKILL cannot end): said, not killed again
+  h.Settle();
+  CHECK(h.launcher.aborted.size() == 1);
   // The killed child's spawn comes back as a run that ends killed: the stop is its outcome.
   h.launcher.ReleaseSpawns();
   h.Settle();
@@ -351,5 +354,33 @@ TEST_CASE("shutdown kills a spawn still stuck at its deadline, so the launcher's
   CHECK(stopped);
 }
 
+
+TEST_CASE("a stuck spawn that comes back failed after its child was killed fails as stuck",
+          "[service][launch]") {
+  HeldSpawn h;
+  h.clock.Advance(2 * h.config.spawn_timeout_ms);
+  h.Settle();
+  REQUIRE(h.launcher.aborted.size() == 1);
+  h.launcher.ReleaseSpawns("spawn /x in /w: Interrupted system call (execve)");
+  REQUIRE(h.RunUntil([&] {
+    return h.Dispatches(h.task).front().state != domain::DispatchState::kRunning;
+  }));
+  auto d = h.Dispatches(h.task).front();
+  CHECK(d.state == domain::DispatchState::kFailed);
+  CHECK(d.evidence.find("stuck in the kernel") != std::string::npos);
+  CHECK(h.services->runs.launching() == 0);
+}
+
+TEST_CASE("a cancel while the spawn is stuck is still the outcome once the child is killed",
+          "[service][launch]") {
+  HeldSpawn h;
+  h.Cancel();
+  h.clock.Advance(2 * h.config.spawn_timeout_ms);
+  h.Settle();
+  CHECK(h.launcher.aborted.size() == 1);  // the cancel alone cannot bring the spawn back
+  h.launcher.ReleaseSpawns();
+  h.Settle();
+  CHECK(h.Run().stop == domain::StopReason::kCancelled);
+}
 }  // namespace
 }  // namespace conclave
