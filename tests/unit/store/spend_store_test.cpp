@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "store/dispatch_store.h"
 #include "temp_db.h"
 
 namespace conclave {
@@ -17,33 +18,42 @@ using testing::TempDb;
 
 constexpr int64_t kDay = 86400000;
 
-// What the totals must say: summed over the rows, as the store did before 0011.
+// What the totals must say: summed over the rows (each cost in whole micro-dollars), as the
+// store summed them before 0011.
 std::map<std::string, double> SummedFamilies(store::Database& db, int64_t day) {
   auto st = db.Prepare(
-      "SELECT family, SUM(cost_usd) FROM dispatches WHERE family != '' AND created_ms >= ? "
-      "AND created_ms < ? GROUP BY family");
+      "SELECT family, SUM(CAST(ROUND(cost_usd * 1e6) AS INTEGER)) FROM dispatches "
+      "WHERE family != '' AND created_ms >= ? AND created_ms < ? GROUP BY family");
   st.Bind(1, day * kDay).Bind(2, (day + 1) * kDay);
   std::map<std::string, double> out;
-  while (st.Step()) out[st.Text(0)] = st.Real(1);
+  while (st.Step()) out[st.Text(0)] = static_cast<double>(st.Int(1)) / 1e6;
   return out;
 }
 
 std::map<std::string, double> SummedSessions(store::Database& db) {
   auto st = db.Prepare(
-      "SELECT t.session, COALESCE(SUM(d.cost_usd), 0) FROM tasks t LEFT JOIN dispatches d ON "
-      "d.task_id = t.id WHERE t.session != '' GROUP BY t.session");
+      "SELECT t.session, COALESCE(SUM(CAST(ROUND(d.cost_usd * 1e6) AS INTEGER)), 0) FROM tasks t "
+      "LEFT JOIN dispatches d ON d.task_id = t.id WHERE t.session != '' GROUP BY t.session");
   std::map<std::string, double> out;
-  while (st.Step()) out[st.Text(0)] = st.Real(1);
+  while (st.Step()) out[st.Text(0)] = static_cast<double>(st.Int(1)) / 1e6;
   return out;
 }
 
+// Micro-dollar equality: a single update of the smallest step lost would show.
+bool SameUsd(double a, double b) { return std::llround(a * 1e6) == std::llround(b * 1e6); }
+
+// Every summed figure, to the micro-dollar; a kept row the rows no longer name (its dispatches
+// moved to another family, day or session, or deleted) is listed at 0.
 void CheckSame(const std::map<std::string, double>& kept,
                const std::map<std::string, double>& summed) {
-  REQUIRE(kept.size() == summed.size());
   for (const auto& [name, usd] : summed) {
     INFO(name);
     REQUIRE(kept.count(name) == 1);
-    CHECK(std::fabs(kept.at(name) - usd) < 1e-4);
+    CHECK(SameUsd(kept.at(name), usd));
+  }
+  for (const auto& [name, usd] : kept) {
+    INFO(name);
+    if (!summed.count(name)) CHECK(SameUsd(usd, 0));
   }
 }
 
@@ -85,7 +95,7 @@ TEST_CASE("spend totals follow every dispatch's cost and family, by day and by s
   for (int op = 0; op < 400; ++op) {
     int64_t rows = 0;
     {
-      auto st = db.Prepare("SELECT COUNT(*) FROM dispatches");
+      auto st = db.Prepare("SELECT COALESCE(MAX(id), 0) FROM dispatches");
       st.Step();
       rows = st.Int(0);
     }
@@ -93,25 +103,40 @@ TEST_CASE("spend totals follow every dispatch's cost and family, by day and by s
       // Created on one of three days, most at no cost yet, some already spent.
       double cost = next(4) == 0 ? static_cast<double>(next(5000)) / 1000 : 0;
       AddDispatch(db, 1 + next(6), families[next(4)], (20000 + next(3)) * kDay + next(kDay), cost);
-    } else if (next(2) == 0) {
+    } else if (int kind = static_cast<int>(next(10)); kind < 5) {
       db.Prepare("UPDATE dispatches SET cost_usd = ? WHERE id = ?")
-          .Bind(1, static_cast<double>(next(100000)) / 10000)
+          .Bind(1, static_cast<double>(next(100000)) / 1000000)
           .Bind(2, static_cast<int64_t>(1 + next(rows)))
           .Run();
-    } else {
-      // Its terminal's family, set when it starts (or moved by a re-dispatch).
+    } else if (kind < 8) {
+      // Its terminal's family, set when it starts (or anything else a later writer does).
       db.Prepare("UPDATE dispatches SET family = ? WHERE id = ?")
-          .Bind(1, std::string(families[1 + next(3)]))
+          .Bind(1, std::string(families[next(4)]))
           .Bind(2, static_cast<int64_t>(1 + next(rows)))
+          .Run();
+    } else if (kind == 8) {
+      // What the store never does, followed all the same: another task, day or session.
+      db.Prepare("UPDATE dispatches SET task_id = ?, created_ms = created_ms + ? WHERE id = ?")
+          .Bind(1, static_cast<int64_t>(1 + next(6)))
+          .Bind(2, static_cast<int64_t>(next(2) * kDay))
+          .Bind(3, static_cast<int64_t>(1 + next(rows)))
+          .Run();
+      db.Prepare("UPDATE tasks SET session = ? WHERE id = ?")
+          .Bind(1, std::string(sessions[next(3)]))
+          .Bind(2, static_cast<int64_t>(1 + next(6)))
+          .Run();
+    } else {
+      db.Prepare("DELETE FROM dispatches WHERE id = ?")
+          .Bind(1, static_cast<int64_t>(1 + next(rows + 5)))
           .Run();
     }
   }
-  for (int64_t day = 19999; day <= 20003; ++day) {
+  for (int64_t day = 19999; day <= 20004; ++day) {
     INFO("day " << day);
     CheckSame(spend.FamiliesOnDay(day * kDay), SummedFamilies(db, day));
     for (const char* f : {"anthropic", "openai", "qwen", "none"}) {
       auto summed = SummedFamilies(db, day);
-      CHECK(std::fabs(spend.FamilyOnDay(f, day * kDay) - (summed.count(f) ? summed[f] : 0)) < 1e-4);
+      CHECK(SameUsd(spend.FamilyOnDay(f, day * kDay), summed.count(f) ? summed[f] : 0));
     }
   }
   CHECK(!spend.FamiliesOnDay(20000 * kDay).empty());
@@ -120,7 +145,7 @@ TEST_CASE("spend totals follow every dispatch's cost and family, by day and by s
   CHECK(kept.at("idle-session") == 0);
   for (const char* s : {"s1", "s2", "none"}) {
     auto summed = SummedSessions(db);
-    CHECK(std::fabs(spend.Session(s) - (summed.count(s) ? summed[s] : 0)) < 1e-4);
+    CHECK(SameUsd(spend.Session(s), summed.count(s) ? summed[s] : 0));
   }
 }
 
@@ -152,12 +177,52 @@ TEST_CASE("upgrading to 0011 fills the totals from the dispatches already record
   AddDispatch(*t.db, 1, "anthropic", 9 * kDay + 2, 0.5);
   AddDispatch(*t.db, 2, "openai", 9 * kDay + 3, 1.125);
   AddDispatch(*t.db, 2, "openai", 10 * kDay + 3, 2);
+  AddDispatch(*t.db, 2, "qwen", 11 * kDay, 1e20);  // a parser's absurd figure, twice: counted
+  AddDispatch(*t.db, 2, "qwen", 11 * kDay, 1e20);  // as $1e9 each, no integer overflow
   REQUIRE(store::ApplyMigrations(*t.db, store::EmbeddedMigrations()).ok());
   store::SpendStore spend(*t.db);
   CheckSame(spend.FamiliesOnDay(9 * kDay), {{"anthropic", 0.75}, {"openai", 1.125}});
   CheckSame(spend.FamiliesOnDay(10 * kDay), {{"openai", 2}});
   CheckSame(spend.Sessions(), {{"s1", 0.75}, {"s-empty", 0}});
+  CheckSame(spend.FamiliesOnDay(11 * kDay), {{"qwen", 2e9}});
+  // An outer conflict clause does not turn the triggers' row creation into a failure.
+  t.db->Exec(
+      "INSERT OR ABORT INTO dispatches(task_id, target, family, state, attempt, coordinator, "
+      "created_ms) VALUES (1, 'x', 'anthropic', 'queued', 1, 'c', 777600005)");
+  CheckSame(spend.FamiliesOnDay(9 * kDay), {{"anthropic", 0.75}, {"openai", 1.125}});
 }
 
+TEST_CASE("the dispatch store's updates move the totals exactly when cost or family changes",
+          "[store][spend]") {
+  TempDb t(true);
+  AddTask(*t.db, 1, "s1");
+  store::DispatchStore ds(*t.db);
+  store::SpendStore spend(*t.db);
+  store::DispatchRecord d;
+  d.task_id = 1;
+  d.target = "w";
+  d.coordinator = "c";
+  d.created_ms = 3 * kDay + 5;
+  d.id = ds.Insert(d);    // queued for a group: no family yet
+  REQUIRE(ds.Get(d.id));  // cached: an update that leaves cost and family alone skips them
+  d.state = domain::DispatchState::kRunning;
+  d.family = "anthropic";
+  ds.Update(d);
+  CheckSame(spend.FamiliesOnDay(3 * kDay), {{"anthropic", 0}});
+  d.cost_usd = 0.125;
+  ds.Update(d);
+  d.state = domain::DispatchState::kSucceeded;
+  ds.Update(d);  // cost and family as they were
+  d.cost_usd = 0.5;
+  ds.Update(d);
+  CheckSame(spend.FamiliesOnDay(3 * kDay), {{"anthropic", 0.5}});
+  CheckSame(spend.Sessions(), {{"s1", 0.5}});
+  CheckSame(SummedFamilies(*t.db, 3), {{"anthropic", 0.5}});
+  store::DispatchStore fresh(*t.db);  // nothing cached: both columns are written
+  d.family = "openai";
+  fresh.Update(d);
+  CheckSame(spend.FamiliesOnDay(3 * kDay), {{"anthropic", 0}, {"openai", 0.5}});
+  CheckSame(spend.Sessions(), {{"s1", 0.5}});
+}
 }  // namespace
 }  // namespace conclave
