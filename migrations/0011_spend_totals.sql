@@ -44,15 +44,24 @@ CREATE TRIGGER spend_task_session AFTER UPDATE OF session ON tasks
 END;
 
 -- A family is listed for a day from its first dispatch that day on, spent or not. The row
--- exists after the first: later dispatches only look it up (no page written for them).
-CREATE TRIGGER spend_dispatch_insert AFTER INSERT ON dispatches BEGIN
+-- exists after the first: later dispatches only look it up (no page written for them). A
+-- dispatch is nearly always inserted before it costs anything: the second trigger, whose WHEN
+-- is checked before its body is entered, then costs nothing.
+CREATE TRIGGER spend_dispatch_insert AFTER INSERT ON dispatches WHEN NEW.family != '' BEGIN
+  INSERT INTO spend_family_day(day, family, micros)
+    VALUES (NEW.created_ms / 86400000, NEW.family, 0) ON CONFLICT DO NOTHING;
+END;
+CREATE TRIGGER spend_dispatch_insert_cost AFTER INSERT ON dispatches WHEN NEW.cost_usd != 0
+BEGIN
+  -- (The order SQLite runs two triggers of one event in is not promised: the row may not be
+  -- there yet.)
   INSERT INTO spend_family_day(day, family, micros)
     SELECT NEW.created_ms / 86400000, NEW.family, 0 WHERE NEW.family != ''
     ON CONFLICT DO NOTHING;
   UPDATE spend_family_day SET micros = micros + CAST(ROUND(MIN(MAX(NEW.cost_usd, -1e9), 1e9) * 1e6) AS INTEGER)
-    WHERE NEW.cost_usd != 0 AND day = NEW.created_ms / 86400000 AND family = NEW.family;
+    WHERE day = NEW.created_ms / 86400000 AND family = NEW.family;
   UPDATE spend_session SET micros = micros + CAST(ROUND(MIN(MAX(NEW.cost_usd, -1e9), 1e9) * 1e6) AS INTEGER)
-    WHERE NEW.cost_usd != 0 AND session = (SELECT session FROM tasks WHERE id = NEW.task_id);
+    WHERE session = (SELECT session FROM tasks WHERE id = NEW.task_id);
 END;
 
 -- A dispatch's cost, or its family (set when it reaches a terminal), changed; its day and task
