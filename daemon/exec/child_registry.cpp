@@ -84,7 +84,7 @@ int ChildRegistry::ReapOrphans() {
 
 bool ChildRegistry::SpawningLocked(pid_t pid) const {
   for (const auto* slot : in_flight_) {
-    if (slot->load() == pid) return true;
+    if (pid_t p = slot->load(); p == pid || p == -pid) return true;  // -pid: being reaped
   }
   return false;
 }

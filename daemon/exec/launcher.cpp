@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
+#include <cerrno>
 
 #include "common/runtime.h"
 #include "exec/worker_run.h"
@@ -48,15 +49,20 @@ void ProcessLauncher::Start(LaunchPlan plan, RunLimits limits, RunCallbacks cb,
   });
 }
 
-void ProcessLauncher::AbortSpawn(const std::atomic<pid_t>& slot) {
+bool ProcessLauncher::AbortSpawn(const std::atomic<pid_t>& slot) {
   // SIGKILL ends a sleep the child cannot be woken from otherwise, if the sleep is killable
   // (a lease break, most FUSE and NFS waits); the CLONE_VFORK wait then returns.
   pid_t child = slot.load();
-  if (child <= 0) return;
+  if (child <= 0) return false;
   int fd = static_cast<int>(syscall(SYS_pidfd_open, child, 0));
-  if (fd < 0) return;  // gone
-  if (slot.load() == child) syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0);
+  if (fd < 0) {
+    // A kernel without pidfds (before 5.3), as exec/run_tree allows: the slot checked again
+    // just before kill() — a narrower window, the best that kernel offers.
+    return errno == ENOSYS && slot.load() == child && ::kill(child, SIGKILL) == 0;
+  }
+  bool sent = slot.load() == child && syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0) == 0;
   close(fd);
+  return sent;
 }
 
 }  // namespace conclave::exec

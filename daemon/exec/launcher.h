@@ -38,10 +38,10 @@ class Launcher {
   virtual void Close() {}
   // Kills the child of a spawn that has not come back (its `launched` not run yet): stuck in
   // the kernel before its program ran. The spawn then returns, and the run ends killed.
-  // `slot` is the plan's early_pid. A child whose exec failed has its slot set back to 0
-  // before it is reaped; any other is reaped only when its run ends. So a pidfd opened while
-  // the slot still names the pid is that child's. Nothing is signalled otherwise.
-  virtual void AbortSpawn(const std::atomic<pid_t>& slot) = 0;
+  // `slot` is the plan's early_pid. A child whose exec failed has its slot set to -pid before
+  // it is reaped; any other is reaped only when its run ends. So a pidfd opened while the
+  // slot still names the pid is that child's. False when nothing was signalled.
+  virtual bool AbortSpawn(const std::atomic<pid_t>& slot) = 0;
 };
 
 class ProcessLauncher final : public Launcher {
@@ -54,7 +54,7 @@ class ProcessLauncher final : public Launcher {
   ~ProcessLauncher() override;
   void Start(LaunchPlan plan, RunLimits limits, RunCallbacks cb, Launched launched) override;
   void Close() override { closed_.store(true); }
-  void AbortSpawn(const std::atomic<pid_t>& slot) override;
+  bool AbortSpawn(const std::atomic<pid_t>& slot) override;
 
  private:
   boost::asio::io_context& io_;

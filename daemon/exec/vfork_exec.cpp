@@ -151,15 +151,14 @@ ExecResult VforkExec(const ExecRequest& req) {
     return out;
   }
   if (shared.error != 0) {
-    // The slot goes back to 0 while the zombie still holds the number (waited for, not
-    // reaped): whoever reads the slot and then checks it again around a pidfd_open knows the
-    // pidfd is this child's (ProcessLauncher::AbortSpawn).
-    siginfo_t info{};
-    while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
-    }
-    if (req.parent_tid) __atomic_store_n(req.parent_tid, 0, __ATOMIC_RELEASE);
+    // While it is reaped the slot holds -pid: not a child to signal any more (a reader that
+    // checks the slot again around a pidfd_open knows the pidfd is this child's,
+    // ProcessLauncher::AbortSpawn), but still one being spawned, which the orphan sweep leaves
+    // to this thread (ChildRegistry matches ±pid). 0 once the number may be another's.
+    if (req.parent_tid) __atomic_store_n(req.parent_tid, -pid, __ATOMIC_RELEASE);
     int status = 0;
     WaitPid(pid, &status, 0);
+    if (req.parent_tid) __atomic_store_n(req.parent_tid, 0, __ATOMIC_RELEASE);
     out.error = shared.error;
     out.step = shared.step;
     errno = saved_errno;

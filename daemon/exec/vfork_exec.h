@@ -37,7 +37,7 @@ struct ExecRequest {
   bool sched_other = false;     // switch to SCHED_OTHER first
   // Non-null: the kernel writes the child's pid here before the child runs
   // (CLONE_PARENT_SETTID), so another thread can know it before the clone returns; set back
-  // to 0 once a child whose exec failed is reaped.
+  // to -pid while a child whose exec failed is reaped, and to 0 once it is.
   pid_t* parent_tid = nullptr;
 };
 

@@ -240,8 +240,8 @@ void RunSupervisor::SpawnOverdue(int64_t dispatch_id) {
     // Still not back a period after its child was killed: a wait SIGKILL cannot end (a FUSE
     // request its server already read, a dead device). Said, not hidden; the launcher's queue
     // stays held behind it.
-    spdlog::critical("dispatch {}: its spawn is still stuck in the kernel {} ms after its launch, "
-                     "although its child was killed; spawns behind it wait",
+    spdlog::critical("dispatch {}: its spawn is still stuck in the kernel {} ms after its launch; "
+                     "spawns behind it wait",
                      dispatch_id, core_.clock.NowMs() - spawn.since_ms);
     return WatchSpawn(dispatch_id);
   }
@@ -250,13 +250,14 @@ void RunSupervisor::SpawnOverdue(int64_t dispatch_id) {
     return WatchSpawn(dispatch_id);
   }
   spawn.abandoned->store(true);
-  core_.launcher.AbortSpawn(*spawn.pid);
+  const bool killed = core_.launcher.AbortSpawn(*spawn.pid);
   spawn.killed = true;
   std::string detail = "spawn_failed: the worker had not started " +
                        std::to_string(core_.clock.NowMs() - spawn.since_ms) +
                        " ms after its launch: its spawn (process " + std::to_string(child) +
                        ") was stuck in the kernel before the program ran (a hung filesystem "
-                       "under its working directory or program?) and was killed";
+                       "under its working directory or program?)" +
+                       (killed ? " and was killed" : "; it could not be signalled");
   spdlog::error("dispatch {}: {}", dispatch_id, detail);
   if (!spawn.stop) spawn.stop.emplace(StopReason::kSpawnFailed, detail);
   WatchSpawn(dispatch_id);

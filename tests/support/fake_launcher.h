@@ -64,7 +64,10 @@ class FakeLauncher final : public exec::Launcher {
       launched(std::shared_ptr<exec::RunHandle>(run));
     });
   }
-  void AbortSpawn(const std::atomic<pid_t>& slot) override { aborted.push_back(slot.load()); }
+  bool AbortSpawn(const std::atomic<pid_t>& slot) override {
+    aborted.push_back(slot.load());
+    return true;
+  }
   // Hands every held spawn back, in order; with `fail`, as spawns that failed.
   void ReleaseSpawns(const std::string& fail = "") {
     auto held = std::exchange(held_, {});

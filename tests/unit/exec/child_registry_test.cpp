@@ -52,4 +52,38 @@ TEST_CASE("an orphan sweep neither waits for a spawn under way nor reaps the chi
   registry.Untrack(child);
 }
 
+TEST_CASE("a sweep leaves a failed spawn's child to its spawner while the slot says -pid",
+          "[exec][orphans]") {
+  // exec/vfork_exec: a child whose exec failed is reaped by the spawning thread, its slot
+  // holding -pid meanwhile (not a child to signal any more, still not the sweep's).
+  auto& registry = exec::ChildRegistry::Instance();
+  std::atomic<pid_t> slot{0};
+  std::promise<void> ready, go;
+  std::shared_future<void> released = go.get_future().share();
+  int status = -1;
+  pid_t reaped = 0;
+  std::thread spawner([&] {
+    registry.SpawnTracked(&slot, [&]() -> pid_t {
+      pid_t p = fork();
+      if (p == 0) _exit(5);
+      slot.store(p);
+      siginfo_t si{};
+      waitid(P_PID, static_cast<id_t>(p), &si, WEXITED | WNOWAIT);
+      slot.store(-p);  // being reaped by this thread
+      ready.set_value();
+      released.wait();
+      reaped = waitpid(p, &status, 0);
+      slot.store(0);
+      return -1;  // the spawn failed
+    });
+  });
+  ready.get_future().wait();
+  registry.ReapOrphans();  // runs while the slot says -pid
+  go.set_value();
+  spawner.join();
+  REQUIRE(reaped > 0);  // the spawner, not the sweep, got the status
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 5);
+}
+
 }  // namespace
