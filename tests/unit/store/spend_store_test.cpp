@@ -212,7 +212,19 @@ TEST_CASE("the dispatch store's updates move the totals exactly when cost or fam
   d.cost_usd = 0.125;
   ds.Update(d);
   d.state = domain::DispatchState::kSucceeded;
-  ds.Update(d);  // cost and family as they were
+  // The UPDATE texts compiled so far that write cost_usd (or, with false, that leave it out).
+  auto updates = [&](bool writing_cost) {
+    int n = 0;
+    for (const auto& sql : t.db->CachedSql()) {
+      bool writes = sql.find("cost_usd = ?") != std::string::npos;
+      n += sql.rfind("UPDATE dispatches", 0) == 0 && writes == writing_cost;
+    }
+    return n;
+  };
+  REQUIRE(updates(false) == 0);
+  REQUIRE(updates(true) == 1);
+  ds.Update(d);  // cost and family as they were: neither is written, so no trigger runs
+  CHECK(updates(false) == 1);
   d.cost_usd = 0.5;
   ds.Update(d);
   CheckSame(spend.FamiliesOnDay(3 * kDay), {{"anthropic", 0.5}});
