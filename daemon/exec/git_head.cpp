@@ -17,8 +17,8 @@ namespace {
 
 // The first line of a small regular file, without its line end; nullopt when unreadable, not a
 // regular file or a link. A worker writes its repository: a ref it made a FIFO or a link to a
-// device must not stall whoever reads it (the loop, at a dispatch's start), nor a link make
-// the daemon read a file hidden from the worker.
+// device must not stall whoever reads it (the launcher's thread, at a dispatch's start), nor a
+// link make the daemon read a file hidden from the worker.
 std::optional<std::string> FirstLine(const fs::path& p) {
   std::string line;
   if (!ReadFirstLine(p.c_str(), &line, 4096, O_NOFOLLOW)) return std::nullopt;

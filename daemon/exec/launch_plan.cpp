@@ -14,6 +14,7 @@
 
 #include "common/read_file.h"
 #include "domain/findings_schema.h"
+#include "exec/git_head.h"
 
 extern char** environ;
 
@@ -293,12 +294,19 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
   return plan;
 }
 
+Status PrepareSpawn(LaunchPlan& plan) {
+  if (Status s = PrepareLaunch(plan); !s.ok()) return s;
+  if (!plan.head_of.empty()) plan.progress->start_head = ReadGitHead(plan.head_of).commit;
+  return Status::Ok();
+}
+
 Status PrepareLaunch(LaunchPlan& plan) {
   constexpr size_t kMaxHomeFileBytes = 4 << 20;  // a CLI's login file is a few KiB
   std::error_code ec;
   for (const auto& [from, to] : plan.home_files) {
     // Read as a regular file (a link to one is fine): a FIFO or a device put there — by a
-    // worker whose directory holds HOME — would stall the launch on the loop.
+    // worker whose directory holds HOME — would stall the launcher's thread and every launch
+    // behind it.
     std::string content;
     if (!ReadRegularFile(from.c_str(), &content, kMaxHomeFileBytes + 1) ||
         content.size() > kMaxHomeFileBytes) {

@@ -5,7 +5,8 @@
 // written into the dispatch directory) with the profile's schema_args, then its readonly_args
 // (the CLI's read-only / plan mode), and may run in a directory of its own (workdir) with its
 // isolated HOME outside the state directory (private_dir). PlanLaunch only computes (no
-// I/O); PrepareLaunch creates the directories and writes the files. `conclave doctor` uses
+// I/O); PrepareLaunch creates the directories and writes the files, on the launcher's thread
+// (PrepareSpawn). `conclave doctor` uses
 // the same environment and template rules (DaemonEnvironment, TemplateContextFor), so what it
 // checks is what the daemon will spawn.
 // A worker's environment is an allow-list of the daemon's (PATH, locale, TZ, TERM, USER,
@@ -27,6 +28,20 @@
 #include "exec/sandbox.h"
 
 namespace conclave::exec {
+
+// What the launcher's thread reports of a launch (exec/launcher.h): read on the loop.
+struct LaunchProgress {
+  // The launcher's thread is on this launch: preparing it, or spawning (the child exists once
+  // the spec's early_pid holds its pid). Cleared when the thread is done with it.
+  std::atomic<bool> on_thread{false};
+  // Set on the loop when the launch is given up while still on the thread (stuck in a
+  // filesystem call or an unkillable wait): its `launched` is never called, and a child it
+  // still makes is killed and reaped without being run.
+  std::atomic<bool> given_up{false};
+  // The HEAD commit of plan.head_of, read just before the spawn ("" when none). Written on
+  // the launcher's thread before `launched` is posted to the loop.
+  std::string start_head;
+};
 
 struct LaunchRequest {
   const Profile* profile = nullptr;
@@ -70,6 +85,10 @@ struct LaunchPlan {
   std::vector<std::string> tree_env;
   // Set by the loop when the run is stopped before its spawn began: the spawn is not made.
   std::shared_ptr<std::atomic<bool>> abandoned = std::make_shared<std::atomic<bool>>(false);
+  // A writer's directory: its git HEAD is read (exec/git_head) into progress->start_head just
+  // before the spawn, before the worker can change anything. "" for anyone else.
+  std::string head_of;
+  std::shared_ptr<LaunchProgress> progress = std::make_shared<LaunchProgress>();
 };
 
 StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req);
@@ -82,6 +101,9 @@ SandboxPaths SandboxPathsFor(const Profile& p, const std::string& cwd, const std
 // Creates the directories, writes the files, copies home_files (their credential-like contents
 // join the plan's secrets); for a sandboxed profile, wraps the command in bwrap.
 Status PrepareLaunch(LaunchPlan& plan);
+// What a launcher does on its own thread before the spawn: PrepareLaunch, then head_of's HEAD.
+// Everything here may touch the worker's filesystem, which may hang: never on the loop.
+Status PrepareSpawn(LaunchPlan& plan);
 
 // Credential-like tokens inside a file (runs of 20+ token characters), for redaction.
 std::vector<std::string> CredentialTokens(const std::string& content);

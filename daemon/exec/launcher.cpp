@@ -8,45 +8,161 @@
 #include <cerrno>
 
 #include "common/runtime.h"
+#include "exec/child_registry.h"
 #include "exec/worker_run.h"
 
 namespace conclave::exec {
 
+struct ProcessLauncher::Job {
+  LaunchPlan plan;
+  RunLimits limits;
+  RunCallbacks cb;
+  Launched launched;
+  ProcessLauncher* owner = nullptr;  // used on the loop only, while the launcher lives
+};
+
+namespace {
+
+// A child made by a launch given up meanwhile, on a thread that is no longer the launcher's:
+// killed and reaped here, never run. It was made by SpawnChild, so it is tracked until reaped.
+void DiscardChild(SpawnedChild& child) {
+  ::kill(-child.pid, SIGKILL);  // its own process group, which it has not left yet
+  ::kill(child.pid, SIGKILL);
+  int status = 0;
+  WaitPid(child.pid, &status, 0);
+  ChildRegistry::Instance().Untrack(child.pid);
+  for (int fd : {child.pidfd, child.stdin_fd, child.stdout_fd, child.stderr_fd}) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+}  // namespace
+
 ProcessLauncher::ProcessLauncher(boost::asio::io_context& io)
-    : io_(io), own_(std::make_unique<boost::asio::thread_pool>(1)), spawns_(own_->get_executor()) {
+    : io_(io), shared_(std::make_shared<Shared>(io)) {
   // Made before the loop runs, the thread is SCHED_BATCH like gRPC's (common/runtime.h); it
   // stands in for the loop, which used to spawn, so it gets the loop's policy back.
-  boost::asio::post(spawns_, [] { EndBackgroundThreads(); });
+  thread_ = std::thread(ThreadMain, shared_, 0);
 }
 
 ProcessLauncher::ProcessLauncher(boost::asio::io_context& io, boost::asio::any_io_executor spawns)
-    : io_(io), spawns_(std::move(spawns)) {}
+    : io_(io), shared_(std::make_shared<Shared>(io)), spawns_(std::move(spawns)) {}
 
 ProcessLauncher::~ProcessLauncher() {
-  closed_.store(true);   // what is still queued is not spawned
-  if (own_) own_->join();  // a spawn under way finishes first
+  shared_->closed.store(true);  // what is still queued is not spawned
+  {
+    std::lock_guard lock(shared_->mu);
+    shared_->gone = true;  // nothing more is posted to the loop; a late child is discarded
+  }
+  shared_->wake.notify_all();
+  // A spawn under way finishes first. A thread replaced as stuck was detached: it holds only
+  // the shared state, and discards what it comes back with.
+  if (thread_.joinable()) thread_.join();
+}
+
+void ProcessLauncher::ThreadMain(std::shared_ptr<Shared> shared, uint64_t generation) {
+  EndBackgroundThreads();
+  std::unique_lock lock(shared->mu);
+  for (;;) {
+    shared->wake.wait(lock, [&] {
+      return shared->generation != generation || shared->gone || !shared->queue.empty();
+    });
+    if (shared->generation != generation || shared->queue.empty()) return;  // replaced, or done
+    auto job = std::move(shared->queue.front());
+    shared->queue.pop_front();
+    shared->busy = job->plan.progress.get();
+    lock.unlock();
+    RunJob(shared, job);
+    lock.lock();
+  }
+}
+
+void ProcessLauncher::RunJob(const std::shared_ptr<Shared>& shared,
+                             const std::shared_ptr<Job>& job) {
+  LaunchPlan& plan = job->plan;
+  LaunchProgress& progress = *plan.progress;
+  progress.on_thread.store(true);
+  auto prepared_and_spawned = [&]() -> StatusOr<SpawnedChild> {
+    if (shared->closed.load()) return FailedPrecondition("shutdown before the worker started");
+    if (plan.abandoned->load()) return FailedPrecondition("stopped before the worker started");
+    // The dispatch's files and a writer's HEAD: the worker's filesystem, which may hang.
+    if (Status s = PrepareSpawn(plan); !s.ok()) return s;
+    // Checked again: the preparing may have been what took long (a give-up sets abandoned).
+    if (shared->closed.load()) return FailedPrecondition("shutdown before the worker started");
+    if (plan.abandoned->load() || progress.given_up.load()) {
+      return FailedPrecondition("stopped before the worker started");
+    }
+    return SpawnChild(plan.spec, PipeMode::kAsio);  // asio's pipes
+  };
+  StatusOr<SpawnedChild> child = prepared_and_spawned();
+  progress.on_thread.store(false);
+  bool posted = false;
+  {
+    std::lock_guard lock(shared->mu);
+    if (shared->busy == &progress) shared->busy = nullptr;
+    // Under the lock: the launcher's destructor, or a give-up, comes wholly before or after.
+    if (!shared->gone && !progress.given_up.load()) {
+      posted = true;
+      boost::asio::post(shared->io, [job, child = std::move(child)]() mutable {
+        job->owner->Finish(job, std::move(child));
+      });
+    }
+  }
+  if (!posted && child.ok()) DiscardChild(child.value());
 }
 
 void ProcessLauncher::Start(LaunchPlan plan, RunLimits limits, RunCallbacks cb,
                             Launched launched) {
-  auto kept = std::make_shared<LaunchPlan>(std::move(plan));
-  boost::asio::post(spawns_, [this, kept, limits, cb = std::move(cb),
-                               launched = std::move(launched)]() mutable {
-    StatusOr<SpawnedChild> child =
-        closed_.load()             ? FailedPrecondition("shutdown before the worker started")
-        : kept->abandoned->load() ? FailedPrecondition("stopped before the worker started")
-                                   : SpawnChild(kept->spec, PipeMode::kAsio);  // asio's pipes
-    boost::asio::post(io_, [this, kept, limits, cb = std::move(cb),
-                            launched = std::move(launched), child = std::move(child)]() mutable {
-      if (!child.ok()) return launched(child.status());
-      auto run = std::make_shared<WorkerRun>(io_, child.value(), kept->stdin_data,
-                                             kept->transcript_path, kept->stdout_path,
-                                             kept->secrets, limits, std::move(cb));
-      run->SweepTree(&sweeper_, kept->tree_env, kept->sandboxed);
-      run->Start();
-      launched(std::shared_ptr<RunHandle>(run));
-    });
-  });
+  auto job = std::make_shared<Job>();
+  job->plan = std::move(plan);
+  job->limits = limits;
+  job->cb = std::move(cb);
+  job->launched = std::move(launched);
+  job->owner = this;
+  if (spawns_) {
+    boost::asio::post(*spawns_, [shared = shared_, job] { RunJob(shared, job); });
+    return;
+  }
+  {
+    std::lock_guard lock(shared_->mu);
+    shared_->queue.push_back(std::move(job));
+  }
+  shared_->wake.notify_one();
+}
+
+void ProcessLauncher::Finish(const std::shared_ptr<Job>& job, StatusOr<SpawnedChild> child) {
+  if (!child.ok()) return job->launched(child.status());
+  const LaunchPlan& plan = job->plan;
+  // Given up after the thread had posted this: the child is stopped and reaped by a run
+  // nobody is told of (its callbacks are empty).
+  const bool given_up = plan.progress->given_up.load();
+  auto run = std::make_shared<WorkerRun>(io_, child.value(), plan.stdin_data, plan.transcript_path,
+                                         plan.stdout_path, plan.secrets, job->limits,
+                                         given_up ? RunCallbacks{} : std::move(job->cb));
+  run->SweepTree(&sweeper_, plan.tree_env, plan.sandboxed);
+  run->Start();
+  if (given_up) return run->Stop(domain::StopReason::kSpawnFailed, "given up as stuck");
+  job->launched(std::shared_ptr<RunHandle>(run));
+}
+
+bool ProcessLauncher::ReplaceStuckThread(LaunchProgress& progress) {
+  std::lock_guard lock(shared_->mu);
+  if (spawns_ || shared_->gone || shared_->busy != &progress || !progress.on_thread.load()) {
+    return false;
+  }
+  progress.given_up.store(true);
+  shared_->busy = nullptr;
+  ++shared_->replaced;
+  const uint64_t next = ++shared_->generation;
+  // The stuck thread sees the new generation when it comes back, and ends; it is never joined.
+  thread_.detach();
+  thread_ = std::thread(ThreadMain, shared_, next);
+  return true;
+}
+
+int ProcessLauncher::replaced() const {
+  std::lock_guard lock(shared_->mu);
+  return shared_->replaced;
 }
 
 bool ProcessLauncher::AbortSpawn(const std::atomic<pid_t>& slot) {

@@ -146,28 +146,29 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token,
                    own.status().message());
     }
   }
-  Status prepared = plan.ok() ? exec::PrepareLaunch(plan.value()) : plan.status();
-  if (!prepared.ok()) {
-    return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: " + prepared.message());
+  if (!plan.ok()) {
+    return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: " + plan.status().message());
   }
-  // A writer's starting point, read before its worker can change anything: HEAD from the
-  // repository's files (a few small reads, no git process).
-  // A resumed attempt continues work that began at the chain's first start.
-  std::string start_head = t->role != "writer"                    ? ""
-                           : resume && !resume->base_head.empty() ? resume->base_head
-                                                                  : exec::ReadGitHead(term->cwd).commit;
+  // A writer's starting point is read on the launcher's thread just before the spawn, before
+  // its worker can change anything: HEAD from the repository's files (a few small reads, no
+  // git process, but in the worker's filesystem, which may hang). A resumed attempt continues
+  // work that began at the chain's first start.
+  const bool writer = t->role == "writer";
+  const bool resumed = resume && !resume->base_head.empty();
+  if (writer && !resumed) plan->head_of = term->cwd;
   exec::RunLimits limits = LimitsFor(*d, *p);
   // The spawn is made off the loop; until it is back, the child is known by this slot, which
   // the pending callback keeps alive as long as the spawn can write to it.
   auto slot = std::make_shared<std::atomic<pid_t>>(0);
-  launching_[dispatch_id] = Launching{slot, plan->abandoned, std::nullopt, nullptr, 0,
-                                     core_.clock.NowMs()};
+  Launching& launching = launching_[dispatch_id];
+  launching.pid = slot;
+  launching.abandoned = plan->abandoned;
+  launching.progress = plan->progress;
+  launching.since_ms = core_.clock.NowMs();
   WatchSpawn(dispatch_id);
   plan->spec.early_pid = slot.get();
-  const bool fresh_writer = !start_head.empty() && !resume;
-  Started started{start_head, term->cwd,
-                  fresh_writer ? core_.GitSandboxFor(p, term->cwd) : std::nullopt,
-                  resume.has_value(), limits, slot};
+  Started started{resumed ? resume->base_head : "", term->cwd, p, writer, limits, slot,
+                  plan->progress, resume.has_value()};
   core_.launcher.Start(std::move(plan.value()), limits, CallbacksFor(dispatch_id),
                        [this, dispatch_id, started = std::move(started)](
                            StatusOr<std::shared_ptr<exec::RunHandle>> run) {
@@ -178,9 +179,15 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token,
 void RunSupervisor::Launched(int64_t dispatch_id, const Started& started,
                              StatusOr<std::shared_ptr<exec::RunHandle>> run) {
   auto node = launching_.extract(dispatch_id);
+  if (node.empty()) {
+    // Given up as stuck (GiveUp) and its outcome recorded: a launcher that reports it anyway
+    // (a race with the give-up) gets the run stopped, unknown to the table.
+    if (run.ok()) run.value()->Stop(StopReason::kSpawnFailed, "given up as stuck");
+    return;
+  }
   if (!run.ok()) {
     // Stopped meanwhile (or the spawn was not made because of it): the stop is the outcome.
-    if (!node.empty() && node.mapped().stop) {
+    if (node.mapped().stop) {
       return NotLaunched(dispatch_id, node.mapped().stop->first, node.mapped().stop->second);
     }
     if (stopping_) {
@@ -193,21 +200,24 @@ void RunSupervisor::Launched(int64_t dispatch_id, const Started& started,
   // once (one write, no commit); the store gets it with the outcome, or in a regular group
   // commit if the run is still going after kRecordPidAfterMs.
   pid_t pid = run.value()->pid();
-  bool journaled = journal_.Record(dispatch_id, {pid, run.value()->start_time(), started.head});
+  const std::string head = started.writer && started.resumed_head.empty()
+                               ? started.progress->start_head
+                               : started.resumed_head;
+  bool journaled = journal_.Record(dispatch_id, {pid, run.value()->start_time(), head});
   auto& active = runs_[dispatch_id];
   active.run = run.value();
   active.last_heartbeat_ms = core_.clock.NowMs();
-  active.launch = LaunchRecord{pid, run.value()->start_time(), started.head};
+  active.launch = LaunchRecord{pid, run.value()->start_time(), head};
   const exec::RunLimits& limits = started.limits;
   activity_.Watch(dispatch_id, pid,
                   limits.idle_timeout.count() > 0 ? limits.idle_timeout : limits.idle_kill);
   // (Not for a run stopped before it was back: its claims are not judged, and git must not
   // go into a directory whose spawn got stuck.)
-  if (!started.head.empty() && !started.resumed && (node.empty() || !node.mapped().stop)) {
-    SnapshotDirty(dispatch_id, started.cwd, started.sandbox);
+  if (!head.empty() && !started.resumed && !node.mapped().stop) {
+    SnapshotDirty(dispatch_id, started.cwd, core_.GitSandboxFor(started.profile, started.cwd));
   }
   // Cancelled, force-closed or shut down while the spawn was under way: stopped at once.
-  if (!node.empty() && node.mapped().stop) {
+  if (node.mapped().stop) {
     active.run->Stop(node.mapped().stop->first, node.mapped().stop->second);
   } else if (stopping_) {
     active.run->Stop(StopReason::kShutdown, "shutdown");
@@ -236,15 +246,25 @@ void RunSupervisor::SpawnOverdue(int64_t dispatch_id) {
   if (l == launching_.end()) return;  // back meanwhile
   Launching& spawn = l->second;
   pid_t child = spawn.pid->load();
+  const std::string away = std::to_string(core_.clock.NowMs() - spawn.since_ms) + " ms";
   if (spawn.killed) {
     // Still not back a period after its child was killed: a wait SIGKILL cannot end (a FUSE
-    // request its server already read, a dead device). Said, not hidden; the launcher's queue
-    // stays held behind it.
-    spdlog::critical("dispatch {}: its spawn is still stuck in the kernel {} ms after its launch; "
-                     "spawns behind it wait",
-                     dispatch_id, core_.clock.NowMs() - spawn.since_ms);
-    return WatchSpawn(dispatch_id);
+    // request its server already read, a dead device).
+    return GiveUp(dispatch_id, "its spawn was still stuck in the kernel " + away +
+                                   " after its launch, a period after its child was killed");
   }
+  if (child == 0 && spawn.progress->on_thread.load()) {
+    // The launcher's thread is on it and no child exists: preparing it, in the worker's
+    // filesystem (its directory, its repository's HEAD, its program on PATH). No signal
+    // reaches that; a whole period of it is a filesystem that hangs.
+    if (!std::exchange(spawn.seen_preparing, true)) return WatchSpawn(dispatch_id);
+    return GiveUp(dispatch_id,
+                  "spawn_failed: the worker had not started " + away +
+                      " after its launch: the launcher was stuck before its process existed, "
+                      "reading or writing the worker's files (a hung filesystem under its "
+                      "working directory, its repository or a directory on its PATH?)");
+  }
+  spawn.seen_preparing = false;
   if (child == 0 || child != spawn.seen) {
     spawn.seen = child;
     return WatchSpawn(dispatch_id);
@@ -252,15 +272,33 @@ void RunSupervisor::SpawnOverdue(int64_t dispatch_id) {
   spawn.abandoned->store(true);
   const bool killed = core_.launcher.AbortSpawn(*spawn.pid);
   spawn.killed = true;
-  std::string detail = "spawn_failed: the worker had not started " +
-                       std::to_string(core_.clock.NowMs() - spawn.since_ms) +
-                       " ms after its launch: its spawn (process " + std::to_string(child) +
+  std::string detail = "spawn_failed: the worker had not started " + away +
+                       " after its launch: its spawn (process " + std::to_string(child) +
                        ") was stuck in the kernel before the program ran (a hung filesystem "
                        "under its working directory or program?)" +
                        (killed ? " and was killed" : "; it could not be signalled");
   spdlog::error("dispatch {}: {}", dispatch_id, detail);
   if (!spawn.stop) spawn.stop.emplace(StopReason::kSpawnFailed, detail);
   WatchSpawn(dispatch_id);
+}
+
+void RunSupervisor::GiveUp(int64_t dispatch_id, const std::string& why) {
+  auto l = launching_.find(dispatch_id);
+  if (l == launching_.end()) return;
+  l->second.abandoned->store(true);  // if its thread ever comes back, nothing is spawned
+  if (!core_.launcher.ReplaceStuckThread(*l->second.progress)) {
+    // Back meanwhile (its report is on its way to the loop), or a launcher that cannot
+    // replace its thread: waited for, and said.
+    spdlog::critical("dispatch {}: {}; spawns behind it wait", dispatch_id, why);
+    return WatchSpawn(dispatch_id);
+  }
+  auto node = launching_.extract(l);
+  spdlog::critical("dispatch {}: {}; given up, and the launcher's thread replaced so the "
+                   "spawns behind it go on",
+                   dispatch_id, why);
+  // A stop asked for meanwhile (a cancel, a kill as stuck) is the outcome; else this.
+  auto [reason, detail] = node.mapped().stop.value_or(std::pair{StopReason::kSpawnFailed, why});
+  NotLaunched(dispatch_id, reason, detail);
 }
 
 void RunSupervisor::NotLaunched(int64_t dispatch_id, StopReason reason, const std::string& detail) {

@@ -270,9 +270,14 @@ void RunSupervisor::StopAll(std::function<void()> done) {
     NotLaunched(id, StopReason::kShutdown, "shutdown before the worker started");
   }
   stop_deadline_ = core_.clock.After(core_.config.kill_grace_ms + 2000, [this] {
-    // A spawn still not back is stuck in the kernel: its child is killed, or the launcher's
-    // thread, which shutdown joins, would hold the daemon's exit as long as the kernel holds it.
-    for (const auto& [id, l] : launching_) core_.launcher.AbortSpawn(*l.pid);
+    // A spawn still not back is stuck in the kernel: its child is killed, and the launcher's
+    // thread, which shutdown joins, replaced (a stuck one is left detached), or it would hold
+    // the daemon's exit as long as the kernel holds it.
+    for (const auto& [id, l] : launching_) {
+      core_.launcher.AbortSpawn(*l.pid);
+      l.abandoned->store(true);
+      core_.launcher.ReplaceStuckThread(*l.progress);
+    }
     if (all_stopped_) std::exchange(all_stopped_, nullptr)();
   });
   MaybeAllStopped();

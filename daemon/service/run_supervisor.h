@@ -93,12 +93,14 @@ class RunSupervisor : public RunStarter, public RunControl {
   };
   // What the launch keeps for when its spawn is back.
   struct Started {
-    std::string head;  // a writer's start head ("" otherwise)
+    std::string resumed_head;  // a resumed writer's start head (the chain's first)
     std::string cwd;
-    std::optional<exec::SandboxPaths> sandbox;
-    bool resumed = false;
+    const exec::Profile* profile = nullptr;  // profiles are fixed for the daemon's life
+    bool writer = false;
     exec::RunLimits limits;
     std::shared_ptr<std::atomic<pid_t>> pid_slot;  // the spec's early_pid
+    std::shared_ptr<exec::LaunchProgress> progress;  // a fresh writer's head comes back in it
+    bool resumed = false;  // an attempt resuming one that ended early
   };
   // A spawn under way: the slot the kernel fills with the child's pid before the child runs,
   // a stop asked for meanwhile, and the watch on a spawn that does not come back.
@@ -110,6 +112,8 @@ class RunSupervisor : public RunStarter, public RunControl {
     pid_t seen = 0;                  // the child the last period ended with (0: none yet)
     int64_t since_ms = 0;            // when the launch was handed to the launcher
     bool killed = false;             // its child was killed as stuck
+    std::shared_ptr<exec::LaunchProgress> progress;  // the plan's
+    bool seen_preparing = false;  // the last period ended with the thread on it, no child yet
   };
   // resume: nullopt = not looked at yet.
   void Launch(int64_t dispatch_id, const std::string& token,
@@ -137,8 +141,14 @@ class RunSupervisor : public RunStarter, public RunControl {
   // The watch on a spawn under way: one whose child has existed through a whole period of
   // spawn_timeout_ms is stuck in the kernel before its program ran, and is killed (its
   // dispatch fails as spawn_failed) so the spawns queued behind it on the launcher's thread go
-  // on. One still queued, or whose child appeared during the period, is given another.
+  // on. One still queued, or whose child appeared during the period, is given another. One the
+  // thread has been on a whole period without a child (a filesystem call that hangs), or still
+  // away a period after its child was killed (a wait SIGKILL cannot end), cannot be ended:
+  // it is given up (GiveUp).
   void WatchSpawn(int64_t dispatch_id);
+  // Ends a launch the launcher's thread is stuck in: the thread is replaced, so the launches
+  // behind it go on, and the dispatch fails now as spawn_failed (or with the stop asked).
+  void GiveUp(int64_t dispatch_id, const std::string& why);
   void SpawnOverdue(int64_t dispatch_id);
   void OnStdout(int64_t dispatch_id, std::string_view chunk);
   void OnOutput(int64_t dispatch_id);

@@ -4,8 +4,14 @@
 // real: the test holds a write lease on the worker's program, so the spawn's execve, opening
 // it, waits in the kernel for the lease to be given up (fs.lease-break-time, 45 s by default).
 // Its own ctest entry reports SKIPPED (exit 77) where this filesystem grants no lease.
+// A launch whose files cannot be written (a profile's file on a FIFO no one reads: an open that
+// waits in the kernel, as on a hung filesystem) holds the launcher's thread before any child
+// exists, where no signal reaches: it is given up after a whole spawn_timeout_ms, the thread
+// replaced, and the queue runs on, while the daemon answers throughout (the files used to be
+// written on the loop). That case needs no lease and runs everywhere.
 // (A spawn is killed one to two spawn_timeout_ms after its launch; the waits allow 20 s.)
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -121,4 +127,42 @@ TEST_CASE("a spawn stuck in the kernel is killed after spawn_timeout_ms and the 
   pid_t child = std::stoi(evidence.substr(at + 9));
   CHECK(ProcessGone(child));
   CHECK(d.CliJson({"task", "show", stuck})["dispatches"][0]["state"] == "failed");
+}
+
+TEST_CASE("a launch stuck before its worker exists is given up and the queue behind it runs",
+          "[launch]") {
+  DaemonFixture d;
+  const std::string fifo = d.dir() + "/hung.fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  auto hung = CommandProfile(d, "hung", "/bin/true");
+  hung["files"] = {{fifo, "x"}};
+  d.WriteProfile("hung", hung);
+  d.WriteProfile("ok", CommandProfile(d, "ok", "/bin/true"));
+  // Not retried here, so the one dispatch is the one given up.
+  d.Start({"--config", d.WriteFile("config.json",
+                                   R"({"spawn_timeout_ms": 1500, "retry": {"max_attempts": 1}})")});
+  d.CliJson({"terminal", "create", "--profile", "hung", "--handle", "h1", "--cwd", d.dir()});
+  d.CliJson({"terminal", "create", "--profile", "ok", "--handle", "o1", "--cwd", d.dir()});
+
+  std::string stuck = Dispatch(d, "h1");
+  // Queued behind it on the launcher's thread; this call and the waits go through the loop.
+  std::string next = Dispatch(d, "o1");
+  auto p = Payload(WaitDone(d, stuck, 20000));
+  INFO(p.dump());
+  CHECK(p["failure_kind"] == "spawn_failed");
+  CHECK(p["evidence"].get<std::string>().find("stuck before its process existed") !=
+        std::string::npos);
+  // While the old thread is still held by the FIFO.
+  CHECK(Payload(WaitDone(d, next, 20000))["outcome"] == "succeeded");
+  CHECK(d.CliJson({"task", "show", stuck})["dispatches"][0]["state"] == "failed");
+  // A reader lets the old thread go: it spawns nothing for the launch given up, and the
+  // daemon stops cleanly with it detached.
+  int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  REQUIRE(reader >= 0);
+  char byte = 0;
+  pollfd pfd{reader, POLLIN, 0};
+  REQUIRE(poll(&pfd, 1, 20000) == 1);  // the old thread wrote the file: it is back
+  CHECK(read(reader, &byte, 1) == 1);
+  close(reader);
+  CHECK(d.CliJson({"task", "show", stuck})["dispatches"].size() == 1);
 }

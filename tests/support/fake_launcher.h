@@ -49,23 +49,38 @@ class FakeLauncher final : public exec::Launcher {
     std::shared_ptr<FakeRun> run;
   };
 
-  // Launched at once, unless hold_spawns: then the run's process exists (its pid is in the
-  // plan's early_pid slot, as the kernel puts it there) but the supervisor learns of it only
-  // when the test calls ReleaseSpawns() — the real launcher's spawn on its own thread.
+  // Prepared (exec::PrepareSpawn, as the real launcher does on its thread) and launched at
+  // once, unless hold_spawns: then the run's process exists (its pid is in the plan's
+  // early_pid slot, as the kernel puts it there) but the supervisor learns of it only when the
+  // test calls ReleaseSpawns() — the real launcher's spawn on its own thread. With
+  // hold_before_child, a held launch has no child yet: the thread is still preparing it (its
+  // slot 0, progress->on_thread set), as when a filesystem call hangs.
   void Start(exec::LaunchPlan plan, exec::RunLimits limits, exec::RunCallbacks cb,
              Launched launched) override {
     if (!fail_next.empty()) return launched(FailedPrecondition(std::exchange(fail_next, "")));
+    if (Status s = exec::PrepareSpawn(plan); !s.ok()) return launched(s);
     auto run = std::make_shared<FakeRun>(next_pid_++);
-    if (plan.spec.early_pid) plan.spec.early_pid->store(run->pid());
+    const bool child = !(hold_spawns && hold_before_child);
+    if (plan.spec.early_pid && child) plan.spec.early_pid->store(run->pid());
+    auto progress = plan.progress;
+    progress->on_thread.store(hold_spawns);
     launches.push_back({std::move(plan), limits, std::move(cb), run});
     if (!hold_spawns) return launched(std::shared_ptr<exec::RunHandle>(run));
-    held_.push_back([run, launched = std::move(launched)](const std::string& fail) {
+    held_.push_back([run, progress, launched = std::move(launched)](const std::string& fail) {
+      progress->on_thread.store(false);
+      if (progress->given_up.load()) return;  // given up: never reported
       if (!fail.empty()) return launched(FailedPrecondition(fail));
       launched(std::shared_ptr<exec::RunHandle>(run));
     });
   }
   bool AbortSpawn(const std::atomic<pid_t>& slot) override {
     aborted.push_back(slot.load());
+    return true;
+  }
+  bool ReplaceStuckThread(exec::LaunchProgress& progress) override {
+    if (!progress.on_thread.load()) return false;
+    progress.given_up.store(true);
+    ++replaced;
     return true;
   }
   // Hands every held spawn back, in order; with `fail`, as spawns that failed.
@@ -105,6 +120,8 @@ class FakeLauncher final : public exec::Launcher {
   std::vector<pid_t> aborted;  // AbortSpawn's children, in order
   std::string fail_next;  // the next Start fails with this message
   bool hold_spawns = false;
+  bool hold_before_child = false;
+  int replaced = 0;  // ReplaceStuckThread calls that gave a launch up
 
  private:
   int next_pid_ = 100000;

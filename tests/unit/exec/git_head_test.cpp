@@ -96,7 +96,8 @@ bool ReadsInChild(const std::string& dir, const std::string& want) {
   });
 }
 
-// ReadGitHead runs on the loop when a dispatch starts, in a repository its worker writes.
+// ReadGitHead runs on the launcher's thread when a dispatch starts, in a repository its worker
+// writes: a read that waited would hold every launch behind it for a period.
 TEST_CASE("a ref, commondir or packed-refs a worker made a FIFO or a device link is not read: "
           "the read never waits or runs on",
           "[exec][claims]") {

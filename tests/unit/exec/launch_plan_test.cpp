@@ -107,8 +107,9 @@ TEST_CASE("a schema_args reference that cannot resolve names the field", "[exec]
 
 }  // namespace
 
-// PrepareLaunch runs on the loop: a home file a worker replaced with a FIFO (its directory holds
-// HOME) or a device is refused at once, never waited on; a link to a regular file still works.
+// PrepareLaunch runs on the launcher's thread: a home file a worker replaced with a FIFO (its
+// directory holds HOME) or a device is refused at once, never waited on; a link to a regular
+// file still works.
 TEST_CASE("home_files are copied only from regular files: a FIFO or a device is refused at once",
           "[exec][launch]") {
   char t[] = "/tmp/cvhfXXXXXX";

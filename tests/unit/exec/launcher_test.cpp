@@ -3,6 +3,10 @@
 // meanwhile, no child may exist yet, and once released the child's pid is the run's.
 #include "exec/launcher.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -13,6 +17,7 @@
 #include <future>
 #include <optional>
 #include <string>
+#include <thread>
 
 using namespace conclave;
 
@@ -132,6 +137,69 @@ TEST_CASE("a queued spawn is not made once its run is abandoned or the launcher 
     CHECK(launched->status().message().find(close ? "shutdown" : "stopped") != std::string::npos);
     CHECK(early.load() == 0);  // no child was made
   }
+}
+
+// Until cond holds, on another thread's progress; false after a minute (a bound, not a wait).
+bool SpinUntil(const std::function<bool()>& cond) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!cond() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  return cond();
+}
+
+// The launcher's own thread held in the kernel before any child exists — opening a launch's
+// file, a FIFO no one reads, as on a hung filesystem — is replaced: the launch behind it runs,
+// and the one given up spawns nothing when its thread comes back.
+TEST_CASE("a launcher thread stuck before its child is replaced and the launch behind it runs",
+          "[exec][launch]") {
+  char tmpl[] = "/tmp/cv-launch-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  const std::string fifo = dir + "/hung.fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  boost::asio::io_context io;
+  auto guard = boost::asio::make_work_guard(io);
+  std::atomic<pid_t> early1{0}, early2{0};
+  std::optional<StatusOr<std::shared_ptr<exec::RunHandle>>> launched1, launched2;
+  std::optional<exec::RunOutcome> finished2;
+  {
+    exec::ProcessLauncher launcher(io);
+    exec::LaunchPlan stuck = TruePlan(dir, &early1);
+    stuck.files = {{fifo, "x"}};
+    auto progress = stuck.progress;
+    launcher.Start(std::move(stuck), exec::RunLimits{}, exec::RunCallbacks{},
+                   [&](StatusOr<std::shared_ptr<exec::RunHandle>> r) { launched1 = std::move(r); });
+    exec::RunLimits limits;
+    limits.hard_timeout = std::chrono::seconds(60);
+    exec::RunCallbacks cb;
+    cb.on_finished = [&](const exec::RunOutcome& o) { finished2 = o; };
+    launcher.Start(TruePlan(dir, &early2), limits, std::move(cb),
+                   [&](StatusOr<std::shared_ptr<exec::RunHandle>> r) { launched2 = std::move(r); });
+    REQUIRE(SpinUntil([&] { return progress->on_thread.load(); }));
+    CHECK(launcher.replaced() == 0);
+    REQUIRE(launcher.ReplaceStuckThread(*progress));
+    CHECK(progress->given_up.load());
+    CHECK(launcher.replaced() == 1);
+    CHECK_FALSE(launcher.ReplaceStuckThread(*progress));  // the new thread is not on it
+    // The launch queued behind it runs on the new thread, while the old one is still held.
+    REQUIRE(RunUntil(io, [&] { return launched2.has_value(); }));
+    REQUIRE(launched2->ok());
+    CHECK(launched2->value()->pid() == early2.load());
+    REQUIRE(RunUntil(io, [&] { return finished2.has_value(); }));
+    CHECK(finished2->exit_code == 0);
+    CHECK(progress->on_thread.load());
+    CHECK(!launched1.has_value());
+    // A reader lets the old thread go; it writes the file and ends without spawning.
+    int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    REQUIRE(reader >= 0);
+    REQUIRE(SpinUntil([&] { return !progress->on_thread.load(); }));
+    CHECK(early1.load() == 0);  // no child was made for the launch given up
+    char byte = 0;
+    CHECK(read(reader, &byte, 1) == 1);
+    close(reader);
+    io.poll();
+    CHECK(!launched1.has_value());  // and it is never reported
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -176,10 +176,12 @@ namespace conclave {
 namespace {
 
 struct HeldSpawn : testing::ServiceHarness {
-  HeldSpawn() {
+  // before_child: held while the launcher's thread prepares it, before any child exists.
+  explicit HeldSpawn(bool before_child = false) {
     AddProfile("p", "fam");
     AddTerminal("w1", "p");
     launcher.hold_spawns = true;
+    launcher.hold_before_child = before_child;
     task = AddTask("do it");
     REQUIRE(Dispatch(task, "w1").ok());
     REQUIRE(RunUntil([&] { return launcher.launches.size() == 1; }));
@@ -293,9 +295,6 @@ TEST_CASE("a spawn whose child has been under way a whole period is killed and i
   h.Settle();
   REQUIRE(h.launcher.aborted == std::vector<pid_t>{child});
   CHECK(h.launcher.launches.front().plan.abandoned->load());
-  h.clock.Advance(period);  // still away (a wait SIGKILL cannot end): said, not killed again
-  h.Settle();
-  CHECK(h.launcher.aborted.size() == 1);
   // The killed child's spawn comes back as a run that ends killed: the stop is its outcome.
   h.launcher.ReleaseSpawns();
   h.Settle();
@@ -316,10 +315,14 @@ TEST_CASE("a spawn still queued behind another is not killed until its own child
   HeldSpawn h;
   const int period = h.config.spawn_timeout_ms;
   auto* slot = h.launcher.launches.front().plan.spec.early_pid;
+  auto& progress = *h.launcher.launches.front().plan.progress;
   pid_t child = slot->exchange(0);  // not begun: the launcher's thread is on another spawn
+  progress.on_thread.store(false);
   h.clock.Advance(3 * period);
   h.Settle();
   CHECK(h.launcher.aborted.empty());
+  CHECK(h.launcher.replaced == 0);  // nor given up: the thread is not on it
+  progress.on_thread.store(true);
   slot->store(child);  // begun
   h.clock.Advance(period);
   h.Settle();
@@ -351,6 +354,8 @@ TEST_CASE("shutdown kills a spawn still stuck at its deadline, so the launcher's
   h.clock.Advance(h.config.kill_grace_ms + 2000);
   h.Settle();
   CHECK(h.launcher.aborted == std::vector<pid_t>{h.Run().pid()});
+  // And given up, so the launcher's thread, which the daemon's exit joins, is a fresh one.
+  CHECK(h.launcher.replaced == 1);
   CHECK(stopped);
 }
 
@@ -381,6 +386,91 @@ TEST_CASE("a cancel while the spawn is stuck is still the outcome once the child
   h.launcher.ReleaseSpawns();
   h.Settle();
   CHECK(h.Run().stop == domain::StopReason::kCancelled);
+}
+
+// A launch the launcher's thread has been on a whole period without a child: stuck in the
+// worker's filesystem (its directory, its repository's HEAD, its program's PATH), where no
+// signal reaches. Given up: the thread is replaced and the dispatch fails at once.
+TEST_CASE("a launch stuck before its child is given up after a whole period, never reported after",
+          "[service][launch]") {
+  HeldSpawn h(/*before_child=*/true);
+  const int period = h.config.spawn_timeout_ms;
+  REQUIRE(h.launcher.launches.front().plan.spec.early_pid->load() == 0);
+  h.clock.Advance(period);  // the thread may have taken it just now: a period more
+  h.Settle();
+  CHECK(h.launcher.replaced == 0);
+  CHECK(h.Dispatches(h.task).front().state == domain::DispatchState::kRunning);
+  h.clock.Advance(period);
+  h.Settle();
+  CHECK(h.launcher.replaced == 1);
+  CHECK(h.launcher.aborted.empty());  // no child to kill
+  REQUIRE(h.RunUntil([&] {
+    return h.Dispatches(h.task).front().state != domain::DispatchState::kRunning;
+  }));
+  auto d = h.Dispatches(h.task).front();
+  CHECK(d.state == domain::DispatchState::kFailed);
+  CHECK(d.evidence.find("spawn_failed") != std::string::npos);
+  CHECK(d.evidence.find("stuck before its process existed") != std::string::npos);
+  CHECK(h.services->runs.launching() == 0);
+  CHECK(h.launcher.launches.front().plan.abandoned->load());
+  // The old thread comes back: nothing is reported, nothing runs.
+  h.launcher.ReleaseSpawns();
+  h.clock.Advance(3 * period);
+  h.Settle();
+  CHECK(h.services->runs.running() == 0);
+  CHECK(h.launcher.replaced == 1);
+  CHECK(h.Dispatches(h.task).front().evidence == d.evidence);
+}
+
+TEST_CASE("a spawn still away a period after its child was killed is given up at once",
+          "[service][launch]") {
+  HeldSpawn h;
+  h.clock.Advance(2 * h.config.spawn_timeout_ms);
+  h.Settle();
+  REQUIRE(h.launcher.aborted.size() == 1);
+  CHECK(h.launcher.replaced == 0);  // killed: it is given a period to come back
+  h.clock.Advance(h.config.spawn_timeout_ms);  // a wait SIGKILL cannot end
+  h.Settle();
+  CHECK(h.launcher.replaced == 1);
+  CHECK(h.launcher.aborted.size() == 1);  // not killed again
+  REQUIRE(h.RunUntil([&] {
+    return h.Dispatches(h.task).front().state != domain::DispatchState::kRunning;
+  }));
+  auto d = h.Dispatches(h.task).front();
+  CHECK(d.state == domain::DispatchState::kFailed);
+  CHECK(d.evidence.find("stuck in the kernel") != std::string::npos);
+  CHECK(h.services->runs.launching() == 0);
+}
+
+TEST_CASE("a launch reported by its thread after it was given up is stopped, not run",
+          "[service][launch]") {
+  HeldSpawn h(/*before_child=*/true);
+  h.clock.Advance(2 * h.config.spawn_timeout_ms);
+  h.Settle();
+  REQUIRE(h.launcher.replaced == 1);
+  // The thread had posted its report just before the give-up reached it.
+  h.launcher.launches.front().plan.progress->given_up.store(false);
+  h.launcher.ReleaseSpawns();
+  h.Settle();
+  CHECK(h.Run().stop == domain::StopReason::kSpawnFailed);
+  CHECK(h.services->runs.running() == 0);
+  CHECK(h.Dispatches(h.task).front().evidence.find("stuck before its process existed") !=
+        std::string::npos);
+}
+
+TEST_CASE("a cancel while a launch is stuck before its child is the outcome when given up",
+          "[service][launch]") {
+  HeldSpawn h(/*before_child=*/true);
+  h.Cancel();
+  h.clock.Advance(2 * h.config.spawn_timeout_ms);
+  h.Settle();
+  CHECK(h.launcher.replaced == 1);
+  REQUIRE(h.RunUntil([&] {
+    return h.Dispatches(h.task).front().state != domain::DispatchState::kRunning;
+  }));
+  auto d = h.Dispatches(h.task).front();
+  CHECK(d.evidence.find("cancel") != std::string::npos);
+  CHECK(d.evidence.find("spawn_failed") == std::string::npos);
 }
 }  // namespace
 }  // namespace conclave
