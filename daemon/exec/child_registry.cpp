@@ -27,8 +27,10 @@ void OnSigchld(int) {
 }  // namespace
 
 ChildRegistry& ChildRegistry::Instance() {
-  static ChildRegistry r;
-  return r;
+  // Never destroyed: a launcher thread left detached as stuck (exec/launcher) may come back
+  // while the process exits, and untrack its child.
+  static ChildRegistry* r = new ChildRegistry;
+  return *r;
 }
 
 pid_t ChildRegistry::SpawnTracked(std::atomic<pid_t>* slot,

@@ -6,6 +6,7 @@
 
 #include <boost/asio/post.hpp>
 #include <cerrno>
+#include <system_error>
 
 #include "common/runtime.h"
 #include "exec/child_registry.h"
@@ -25,12 +26,15 @@ namespace {
 
 // A child made by a launch given up meanwhile, on a thread that is no longer the launcher's:
 // killed and reaped here, never run. It was made by SpawnChild, so it is tracked until reaped.
-void DiscardChild(SpawnedChild& child) {
+// With `wait` false (the launcher is being destroyed; a reap could wait on a child SIGKILL
+// cannot end) it is killed and left to the orphan sweep, or to the process's exit.
+void DiscardChild(SpawnedChild& child, bool wait) {
   ::kill(-child.pid, SIGKILL);  // its own process group, which it has not left yet
   ::kill(child.pid, SIGKILL);
   int status = 0;
-  WaitPid(child.pid, &status, 0);
+  if (wait) WaitPid(child.pid, &status, 0);
   ChildRegistry::Instance().Untrack(child.pid);
+  ChildRegistry::Instance().ReapOrphans();  // and what queued behind it
   for (int fd : {child.pidfd, child.stdin_fd, child.stdout_fd, child.stderr_fd}) {
     if (fd >= 0) close(fd);
   }
@@ -67,7 +71,11 @@ void ProcessLauncher::ThreadMain(std::shared_ptr<Shared> shared, uint64_t genera
     shared->wake.wait(lock, [&] {
       return shared->generation != generation || shared->gone || !shared->queue.empty();
     });
-    if (shared->generation != generation || shared->queue.empty()) return;  // replaced, or done
+    if (shared->generation != generation) {  // replaced as stuck, and now back
+      --shared->detached;
+      return;
+    }
+    if (shared->queue.empty()) return;  // the launcher is gone and nothing is queued
     auto job = std::move(shared->queue.front());
     shared->queue.pop_front();
     shared->busy = job->plan.progress.get();
@@ -96,9 +104,10 @@ void ProcessLauncher::RunJob(const std::shared_ptr<Shared>& shared,
   };
   StatusOr<SpawnedChild> child = prepared_and_spawned();
   progress.on_thread.store(false);
-  bool posted = false;
+  bool posted = false, gone = false;
   {
     std::lock_guard lock(shared->mu);
+    gone = shared->gone;
     if (shared->busy == &progress) shared->busy = nullptr;
     // Under the lock: the launcher's destructor, or a give-up, comes wholly before or after.
     if (!shared->gone && !progress.given_up.load()) {
@@ -108,7 +117,7 @@ void ProcessLauncher::RunJob(const std::shared_ptr<Shared>& shared,
       });
     }
   }
-  if (!posted && child.ok()) DiscardChild(child.value());
+  if (!posted && child.ok()) DiscardChild(child.value(), /*wait=*/!gone);
 }
 
 void ProcessLauncher::Start(LaunchPlan plan, RunLimits limits, RunCallbacks cb,
@@ -133,15 +142,11 @@ void ProcessLauncher::Start(LaunchPlan plan, RunLimits limits, RunCallbacks cb,
 void ProcessLauncher::Finish(const std::shared_ptr<Job>& job, StatusOr<SpawnedChild> child) {
   if (!child.ok()) return job->launched(child.status());
   const LaunchPlan& plan = job->plan;
-  // Given up after the thread had posted this: the child is stopped and reaped by a run
-  // nobody is told of (its callbacks are empty).
-  const bool given_up = plan.progress->given_up.load();
   auto run = std::make_shared<WorkerRun>(io_, child.value(), plan.stdin_data, plan.transcript_path,
                                          plan.stdout_path, plan.secrets, job->limits,
-                                         given_up ? RunCallbacks{} : std::move(job->cb));
+                                         std::move(job->cb));
   run->SweepTree(&sweeper_, plan.tree_env, plan.sandboxed);
   run->Start();
-  if (given_up) return run->Stop(domain::StopReason::kSpawnFailed, "given up as stuck");
   job->launched(std::shared_ptr<RunHandle>(run));
 }
 
@@ -150,19 +155,36 @@ bool ProcessLauncher::ReplaceStuckThread(LaunchProgress& progress) {
   if (spawns_ || shared_->gone || shared_->busy != &progress || !progress.on_thread.load()) {
     return false;
   }
+  // Each thread left stuck keeps its stacks until the kernel lets it go: a hung mount retried
+  // for ever must not grow the daemon without bound. Past the limit the queue waits for it.
+  if (shared_->detached >= kMaxStuckThreads) return false;
+  const uint64_t next = shared_->generation + 1;
+  std::thread fresh;
+  try {
+    fresh = std::thread(ThreadMain, shared_, next);
+  } catch (const std::system_error&) {
+    return false;  // no thread to be had (EAGAIN): the old one keeps the queue
+  }
+  // The new thread waits on the lock held here; the stuck one sees the new generation when
+  // it comes back, and ends. It is never joined.
+  shared_->generation = next;
   progress.given_up.store(true);
   shared_->busy = nullptr;
   ++shared_->replaced;
-  const uint64_t next = ++shared_->generation;
-  // The stuck thread sees the new generation when it comes back, and ends; it is never joined.
+  ++shared_->detached;
   thread_.detach();
-  thread_ = std::thread(ThreadMain, shared_, next);
+  thread_ = std::move(fresh);
   return true;
 }
 
 int ProcessLauncher::replaced() const {
   std::lock_guard lock(shared_->mu);
   return shared_->replaced;
+}
+
+int ProcessLauncher::stuck_threads() const {
+  std::lock_guard lock(shared_->mu);
+  return shared_->detached;
 }
 
 bool ProcessLauncher::AbortSpawn(const std::atomic<pid_t>& slot) {

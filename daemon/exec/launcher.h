@@ -72,8 +72,11 @@ class ProcessLauncher final : public Launcher {
   void Close() override { shared_->closed.store(true); }
   bool AbortSpawn(const std::atomic<pid_t>& slot) override;
   bool ReplaceStuckThread(LaunchProgress& progress) override;
-  // Spawn threads replaced as stuck so far (each left detached).
+  // Spawn threads replaced as stuck so far (each left detached), and those still stuck.
   int replaced() const;
+  int stuck_threads() const;
+  // Threads left stuck at once, at most; past it a stuck launch is not given up.
+  static constexpr int kMaxStuckThreads = 16;
 
  private:
   struct Job;
@@ -89,6 +92,7 @@ class ProcessLauncher final : public Launcher {
     LaunchProgress* busy = nullptr;  // the launch the current thread is on
     bool gone = false;               // the launcher is destroyed: nothing more reaches io
     int replaced = 0;
+    int detached = 0;  // replaced threads not back yet
   };
   static void RunJob(const std::shared_ptr<Shared>& shared, const std::shared_ptr<Job>& job);
   static void ThreadMain(std::shared_ptr<Shared> shared, uint64_t generation);

@@ -160,7 +160,7 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token,
   // The spawn is made off the loop; until it is back, the child is known by this slot, which
   // the pending callback keeps alive as long as the spawn can write to it.
   auto slot = std::make_shared<std::atomic<pid_t>>(0);
-  Launching& launching = launching_[dispatch_id];
+  Launching& launching = launching_[dispatch_id] = Launching{};
   launching.pid = slot;
   launching.abandoned = plan->abandoned;
   launching.progress = plan->progress;
@@ -180,8 +180,8 @@ void RunSupervisor::Launched(int64_t dispatch_id, const Started& started,
                              StatusOr<std::shared_ptr<exec::RunHandle>> run) {
   auto node = launching_.extract(dispatch_id);
   if (node.empty()) {
-    // Given up as stuck (GiveUp) and its outcome recorded: a launcher that reports it anyway
-    // (a race with the give-up) gets the run stopped, unknown to the table.
+    // Given up as stuck (GiveUp) and its outcome recorded. The launcher never reports such a
+    // launch; if one did, its run is stopped, unknown to the table.
     if (run.ok()) run.value()->Stop(StopReason::kSpawnFailed, "given up as stuck");
     return;
   }
@@ -285,13 +285,14 @@ void RunSupervisor::SpawnOverdue(int64_t dispatch_id) {
 void RunSupervisor::GiveUp(int64_t dispatch_id, const std::string& why) {
   auto l = launching_.find(dispatch_id);
   if (l == launching_.end()) return;
-  l->second.abandoned->store(true);  // if its thread ever comes back, nothing is spawned
   if (!core_.launcher.ReplaceStuckThread(*l->second.progress)) {
-    // Back meanwhile (its report is on its way to the loop), or a launcher that cannot
-    // replace its thread: waited for, and said.
+    // Back meanwhile (its report is on its way to the loop), or a thread that cannot be
+    // replaced (too many left stuck already, none to be had): waited for, and said.
     spdlog::critical("dispatch {}: {}; spawns behind it wait", dispatch_id, why);
     return WatchSpawn(dispatch_id);
   }
+  // Given up (the launcher marked it, so its thread spawns nothing if it ever comes back).
+  l->second.abandoned->store(true);
   auto node = launching_.extract(l);
   spdlog::critical("dispatch {}: {}; given up, and the launcher's thread replaced so the "
                    "spawns behind it go on",

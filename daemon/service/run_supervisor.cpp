@@ -273,10 +273,18 @@ void RunSupervisor::StopAll(std::function<void()> done) {
     // A spawn still not back is stuck in the kernel: its child is killed, and the launcher's
     // thread, which shutdown joins, replaced (a stuck one is left detached), or it would hold
     // the daemon's exit as long as the kernel holds it.
+    std::vector<int64_t> given_up;
     for (const auto& [id, l] : launching_) {
       core_.launcher.AbortSpawn(*l.pid);
-      l.abandoned->store(true);
-      core_.launcher.ReplaceStuckThread(*l.progress);
+      if (core_.launcher.ReplaceStuckThread(*l.progress)) {
+        l.abandoned->store(true);
+        given_up.push_back(id);
+      }
+    }
+    // Recorded if the loop still gets to it; else recovery finds them running at the next start.
+    for (int64_t id : given_up) {
+      launching_.erase(id);
+      NotLaunched(id, StopReason::kShutdown, "shutdown: its spawn was stuck and given up");
     }
     if (all_stopped_) std::exchange(all_stopped_, nullptr)();
   });

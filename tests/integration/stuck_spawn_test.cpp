@@ -8,10 +8,10 @@
 // waits in the kernel, as on a hung filesystem) holds the launcher's thread before any child
 // exists, where no signal reaches: it is given up after a whole spawn_timeout_ms, the thread
 // replaced, and the queue runs on, while the daemon answers throughout (the files used to be
-// written on the loop). That case needs no lease and runs everywhere.
+// written on the loop), and stops cleanly with that thread still held. That case needs no
+// lease and runs everywhere.
 // (A spawn is killed one to two spawn_timeout_ms after its launch; the waits allow 20 s.)
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -155,14 +155,8 @@ TEST_CASE("a launch stuck before its worker exists is given up and the queue beh
   // While the old thread is still held by the FIFO.
   CHECK(Payload(WaitDone(d, next, 20000))["outcome"] == "succeeded");
   CHECK(d.CliJson({"task", "show", stuck})["dispatches"][0]["state"] == "failed");
-  // A reader lets the old thread go: it spawns nothing for the launch given up, and the
-  // daemon stops cleanly with it detached.
-  int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  REQUIRE(reader >= 0);
-  char byte = 0;
-  pollfd pfd{reader, POLLIN, 0};
-  REQUIRE(poll(&pfd, 1, 20000) == 1);  // the old thread wrote the file: it is back
-  CHECK(read(reader, &byte, 1) == 1);
-  close(reader);
   CHECK(d.CliJson({"task", "show", stuck})["dispatches"].size() == 1);
+  // The old thread is still held by the FIFO: the daemon stops cleanly anyway (it joins only
+  // the thread that replaced it).
+  CHECK(d.Stop() == 0);
 }

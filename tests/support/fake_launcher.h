@@ -63,12 +63,12 @@ class FakeLauncher final : public exec::Launcher {
     const bool child = !(hold_spawns && hold_before_child);
     if (plan.spec.early_pid && child) plan.spec.early_pid->store(run->pid());
     auto progress = plan.progress;
-    progress->on_thread.store(hold_spawns);
+    progress->on_thread.store(hold_spawns && held_.empty());  // the thread is on the oldest
     launches.push_back({std::move(plan), limits, std::move(cb), run});
     if (!hold_spawns) return launched(std::shared_ptr<exec::RunHandle>(run));
     held_.push_back([run, progress, launched = std::move(launched)](const std::string& fail) {
       progress->on_thread.store(false);
-      if (progress->given_up.load()) return;  // given up: never reported
+      if (progress->given_up.load()) return;  // given up: never reported, as the real one
       if (!fail.empty()) return launched(FailedPrecondition(fail));
       launched(std::shared_ptr<exec::RunHandle>(run));
     });
@@ -77,6 +77,7 @@ class FakeLauncher final : public exec::Launcher {
     aborted.push_back(slot.load());
     return true;
   }
+  // As the real launcher: only the launch the thread is on, and only while it is.
   bool ReplaceStuckThread(exec::LaunchProgress& progress) override {
     if (!progress.on_thread.load()) return false;
     progress.given_up.store(true);

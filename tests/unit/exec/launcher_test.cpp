@@ -161,8 +161,18 @@ TEST_CASE("a launcher thread stuck before its child is replaced and the launch b
   std::atomic<pid_t> early1{0}, early2{0};
   std::optional<StatusOr<std::shared_ptr<exec::RunHandle>>> launched1, launched2;
   std::optional<exec::RunOutcome> finished2;
+  int reader = -1;
   {
     exec::ProcessLauncher launcher(io);
+    // Whatever fails below, the FIFO gets a reader before the launcher's destructor joins
+    // its thread (the test would hang otherwise).
+    struct Release {
+      const std::string& fifo;
+      int& reader;
+      ~Release() {
+        if (reader < 0) reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+      }
+    } release{fifo, reader};
     exec::LaunchPlan stuck = TruePlan(dir, &early1);
     stuck.files = {{fifo, "x"}};
     auto progress = stuck.progress;
@@ -188,17 +198,18 @@ TEST_CASE("a launcher thread stuck before its child is replaced and the launch b
     CHECK(finished2->exit_code == 0);
     CHECK(progress->on_thread.load());
     CHECK(!launched1.has_value());
+    CHECK(launcher.stuck_threads() == 1);
     // A reader lets the old thread go; it writes the file and ends without spawning.
-    int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     REQUIRE(reader >= 0);
-    REQUIRE(SpinUntil([&] { return !progress->on_thread.load(); }));
+    REQUIRE(SpinUntil([&] { return launcher.stuck_threads() == 0; }));  // it has ended
     CHECK(early1.load() == 0);  // no child was made for the launch given up
     char byte = 0;
     CHECK(read(reader, &byte, 1) == 1);
-    close(reader);
     io.poll();
     CHECK(!launched1.has_value());  // and it is never reported
   }
+  if (reader >= 0) close(reader);
   std::filesystem::remove_all(dir);
 }
 

@@ -354,9 +354,15 @@ TEST_CASE("shutdown kills a spawn still stuck at its deadline, so the launcher's
   h.clock.Advance(h.config.kill_grace_ms + 2000);
   h.Settle();
   CHECK(h.launcher.aborted == std::vector<pid_t>{h.Run().pid()});
-  // And given up, so the launcher's thread, which the daemon's exit joins, is a fresh one.
+  // And given up, so the launcher's thread, which the daemon's exit joins, is a fresh one,
+  // and the dispatch recorded as stopped by the shutdown.
   CHECK(h.launcher.replaced == 1);
   CHECK(stopped);
+  CHECK(h.services->runs.launching() == 0);
+  REQUIRE(h.RunUntil([&] {
+    return h.Dispatches(h.task).front().state != domain::DispatchState::kRunning;
+  }));
+  CHECK(h.Dispatches(h.task).front().state == domain::DispatchState::kInterrupted);
 }
 
 
@@ -440,22 +446,6 @@ TEST_CASE("a spawn still away a period after its child was killed is given up at
   CHECK(d.state == domain::DispatchState::kFailed);
   CHECK(d.evidence.find("stuck in the kernel") != std::string::npos);
   CHECK(h.services->runs.launching() == 0);
-}
-
-TEST_CASE("a launch reported by its thread after it was given up is stopped, not run",
-          "[service][launch]") {
-  HeldSpawn h(/*before_child=*/true);
-  h.clock.Advance(2 * h.config.spawn_timeout_ms);
-  h.Settle();
-  REQUIRE(h.launcher.replaced == 1);
-  // The thread had posted its report just before the give-up reached it.
-  h.launcher.launches.front().plan.progress->given_up.store(false);
-  h.launcher.ReleaseSpawns();
-  h.Settle();
-  CHECK(h.Run().stop == domain::StopReason::kSpawnFailed);
-  CHECK(h.services->runs.running() == 0);
-  CHECK(h.Dispatches(h.task).front().evidence.find("stuck before its process existed") !=
-        std::string::npos);
 }
 
 TEST_CASE("a cancel while a launch is stuck before its child is the outcome when given up",
