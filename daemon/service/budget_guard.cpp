@@ -58,7 +58,7 @@ std::vector<BudgetGuard::Line> BudgetGuard::Lines() {
     auto it = caps.find(f);
     out.push_back({"family:" + f + ":today", spent, it == caps.end() ? 0 : it->second});
   }
-  for (const auto& [session, spent] : core_.spend.Sessions()) {
+  for (const auto& [session, spent] : core_.spend.OpenSessions()) {
     out.push_back({"session:" + session, spent, core_.config.budgets.per_session_usd});
   }
   return out;

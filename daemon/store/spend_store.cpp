@@ -34,8 +34,13 @@ std::map<std::string, double> SpendStore::FamiliesOnDay(int64_t day_start_ms) {
   return out;
 }
 
-std::map<std::string, double> SpendStore::Sessions() {
-  auto st = db_.Prepare("SELECT session, micros FROM spend_session");
+std::map<std::string, double> SpendStore::OpenSessions() {
+  // Tasks by their status index first (CROSS JOIN keeps that order), then each session's
+  // total by its key: the work in flight is read, not every session the store has seen.
+  auto st = db_.Prepare(
+      "SELECT DISTINCT t.session, s.micros FROM tasks t CROSS JOIN spend_session s "
+      "ON s.session = t.session "
+      "WHERE t.status IN ('pending', 'ready', 'dispatched', 'blocked') AND t.session != ''");
   std::map<std::string, double> out;
   while (st.Step()) out[st.Text(0)] = Usd(st.Int(1));
   return out;

@@ -21,8 +21,10 @@ class SpendStore {
   double FamilyOnDay(const std::string& family, int64_t day_start_ms);
   // Every family with a dispatch created that day, and its spend.
   std::map<std::string, double> FamiliesOnDay(int64_t day_start_ms);
-  // Every non-empty session's spend.
-  std::map<std::string, double> Sessions();
+  // The spend of every session with a task still open (pending, ready, dispatched or
+  // blocked): what GetStatus lists. A finished session's total stays, and is listed again
+  // when a task joins it.
+  std::map<std::string, double> OpenSessions();
 
  private:
   Database& db_;

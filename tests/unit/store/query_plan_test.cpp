@@ -29,13 +29,12 @@ using conclave::testing::TempDb;
 namespace {
 
 // Tables that stay small (a row per handle, terminal, gate, review, session...), and
-// table-valued functions over a bound value: scanning these is fine. (spend_session is what
-// GetStatus lists whole: a line per session.)
+// table-valued functions over a bound value: scanning these is fine.
 const std::set<std::string> kSmallTables = {
     "handles",        "terminals",       "gates",           "cooldowns",
     "reviews",        "review_rounds",   "strong_sessions", "schema_migrations",
     "sqlite_master",  "sqlite_schema",   "sqlite_sequence", "json_each",
-    "spend_session",  "CONSTANT"};  // "SCAN CONSTANT ROW": a SELECT without FROM
+    "CONSTANT"};  // "SCAN CONSTANT ROW": a SELECT without FROM
 
 // The plan lines of sql that walk a whole table (or a whole index of one) not in kSmallTables.
 std::vector<std::string> FullScans(store::Database& db, const std::string& sql) {
@@ -152,7 +151,7 @@ void ExerciseEveryQuery(store::Database& db) {
   spend.Session("s");
   spend.FamilyOnDay("f", 0);
   spend.FamiliesOnDay(0);
-  spend.Sessions();
+  spend.OpenSessions();
 
   store::ReportStore report(db);
   report.DispatchReliability(0);

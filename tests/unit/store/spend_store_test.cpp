@@ -39,6 +39,14 @@ std::map<std::string, double> SummedSessions(store::Database& db) {
   return out;
 }
 
+// Every session total kept (spend_session), listed or not.
+std::map<std::string, double> KeptSessions(store::Database& db) {
+  auto st = db.Prepare("SELECT session, micros FROM spend_session");
+  std::map<std::string, double> out;
+  while (st.Step()) out[st.Text(0)] = static_cast<double>(st.Int(1)) / 1e6;
+  return out;
+}
+
 // Micro-dollar equality: a single update of the smallest step lost would show.
 bool SameUsd(double a, double b) { return std::llround(a * 1e6) == std::llround(b * 1e6); }
 
@@ -140,8 +148,9 @@ TEST_CASE("spend totals follow every dispatch's cost and family, by day and by s
     }
   }
   CHECK(!spend.FamiliesOnDay(20000 * kDay).empty());
-  auto kept = spend.Sessions();
+  auto kept = KeptSessions(db);
   CheckSame(kept, SummedSessions(db));
+  CheckSame(spend.OpenSessions(), kept);  // every task here is still open
   CHECK(kept.at("idle-session") == 0);
   for (const char* s : {"s1", "s2", "none"}) {
     auto summed = SummedSessions(db);
@@ -183,7 +192,7 @@ TEST_CASE("upgrading to 0011 fills the totals from the dispatches already record
   store::SpendStore spend(*t.db);
   CheckSame(spend.FamiliesOnDay(9 * kDay), {{"anthropic", 0.75}, {"openai", 1.125}});
   CheckSame(spend.FamiliesOnDay(10 * kDay), {{"openai", 2}});
-  CheckSame(spend.Sessions(), {{"s1", 0.75}, {"s-empty", 0}});
+  CheckSame(KeptSessions(*t.db), {{"s1", 0.75}, {"s-empty", 0}});
   CheckSame(spend.FamiliesOnDay(11 * kDay), {{"qwen", 2e9}});
   // An outer conflict clause does not turn the triggers' row creation into a failure.
   t.db->Exec(
@@ -228,13 +237,47 @@ TEST_CASE("the dispatch store's updates move the totals exactly when cost or fam
   d.cost_usd = 0.5;
   ds.Update(d);
   CheckSame(spend.FamiliesOnDay(3 * kDay), {{"anthropic", 0.5}});
-  CheckSame(spend.Sessions(), {{"s1", 0.5}});
+  CheckSame(KeptSessions(*t.db), {{"s1", 0.5}});
   CheckSame(SummedFamilies(*t.db, 3), {{"anthropic", 0.5}});
   store::DispatchStore fresh(*t.db);  // nothing cached: both columns are written
   d.family = "openai";
   fresh.Update(d);
   CheckSame(spend.FamiliesOnDay(3 * kDay), {{"anthropic", 0}, {"openai", 0.5}});
-  CheckSame(spend.Sessions(), {{"s1", 0.5}});
+  CheckSame(KeptSessions(*t.db), {{"s1", 0.5}});
+}
+
+// GetStatus lists the sessions with work still open, not every session the store has seen
+// (each flow makes one): a finished session's total is kept, and listed again when a task
+// joins it.
+TEST_CASE("only sessions with an open task are listed, their totals kept when they finish",
+          "[store][spend]") {
+  TempDb t(true);
+  auto set_status = [&](int64_t id, const std::string& status) {
+    t.db->Prepare("UPDATE tasks SET status = ? WHERE id = ?").Bind(1, status).Bind(2, id).Run();
+  };
+  AddTask(*t.db, 1, "open");
+  AddTask(*t.db, 2, "open");
+  AddTask(*t.db, 3, "done");
+  AddTask(*t.db, 4, "");
+  AddDispatch(*t.db, 1, "anthropic", 3 * kDay, 0.25);
+  AddDispatch(*t.db, 2, "anthropic", 3 * kDay, 0.5);
+  AddDispatch(*t.db, 3, "openai", 3 * kDay, 2);
+  AddDispatch(*t.db, 4, "openai", 3 * kDay, 4);
+  store::SpendStore spend(*t.db);
+  CheckSame(spend.OpenSessions(), {{"open", 0.75}, {"done", 2}});
+  set_status(3, "completed");
+  set_status(1, "failed");  // its session is still open through task 2
+  CheckSame(spend.OpenSessions(), {{"open", 0.75}});
+  CHECK(spend.OpenSessions().count("done") == 0);
+  for (const char* open : {"pending", "dispatched", "blocked"}) {
+    set_status(2, open);
+    CheckSame(spend.OpenSessions(), {{"open", 0.75}});
+  }
+  set_status(2, "cancelled");
+  CHECK(spend.OpenSessions().empty());
+  CHECK(SameUsd(spend.Session("done"), 2));  // still counted against the session's cap
+  AddTask(*t.db, 5, "done");
+  CheckSame(spend.OpenSessions(), {{"done", 2}});
 }
 }  // namespace
 }  // namespace conclave
