@@ -190,6 +190,13 @@ struct HeldSpawn : testing::ServiceHarness {
     REQUIRE(services->runs.launching() == 1);
   }
   testing::FakeRun& Run() { return *launcher.launches.front().run; }
+  // The dispatch once its outcome is recorded.
+  domain::Dispatch Ended() {
+    REQUIRE(RunUntil([&] {
+      return Dispatches(task).front().state != domain::DispatchState::kRunning;
+    }));
+    return Dispatches(task).front();
+  }
   void Cancel() {
     std::optional<Status> cancelled;
     services->tasks.Cancel(task, "changed my mind", [&](StatusOr<service::TaskView> v) {
@@ -300,10 +307,7 @@ TEST_CASE("a spawn whose child has been under way a whole period is killed and i
   h.Settle();
   CHECK(h.Run().stop == domain::StopReason::kSpawnFailed);
   h.launcher.Finish(&h.launcher.launches.front(), "", -1);
-  REQUIRE(h.RunUntil([&] {
-    return h.Dispatches(h.task).front().state != domain::DispatchState::kRunning;
-  }));
-  auto d = h.Dispatches(h.task).front();
+  auto d = h.Ended();
   CHECK(d.state == domain::DispatchState::kFailed);
   CHECK(d.evidence.find("spawn_failed") != std::string::npos);
   CHECK(d.evidence.find("stuck in the kernel") != std::string::npos);
@@ -359,10 +363,7 @@ TEST_CASE("shutdown kills a spawn still stuck at its deadline, so the launcher's
   CHECK(h.launcher.replaced == 1);
   CHECK(stopped);
   CHECK(h.services->runs.launching() == 0);
-  REQUIRE(h.RunUntil([&] {
-    return h.Dispatches(h.task).front().state != domain::DispatchState::kRunning;
-  }));
-  CHECK(h.Dispatches(h.task).front().state == domain::DispatchState::kInterrupted);
+  CHECK(h.Ended().state == domain::DispatchState::kInterrupted);
 }
 
 
@@ -373,10 +374,7 @@ TEST_CASE("a stuck spawn that comes back failed after its child was killed fails
   h.Settle();
   REQUIRE(h.launcher.aborted.size() == 1);
   h.launcher.ReleaseSpawns("spawn /x in /w: Interrupted system call (execve)");
-  REQUIRE(h.RunUntil([&] {
-    return h.Dispatches(h.task).front().state != domain::DispatchState::kRunning;
-  }));
-  auto d = h.Dispatches(h.task).front();
+  auto d = h.Ended();
   CHECK(d.state == domain::DispatchState::kFailed);
   CHECK(d.evidence.find("stuck in the kernel") != std::string::npos);
   CHECK(h.services->runs.launching() == 0);
@@ -410,10 +408,7 @@ TEST_CASE("a launch stuck before its child is given up after a whole period, nev
   h.Settle();
   CHECK(h.launcher.replaced == 1);
   CHECK(h.launcher.aborted.empty());  // no child to kill
-  REQUIRE(h.RunUntil([&] {
-    return h.Dispatches(h.task).front().state != domain::DispatchState::kRunning;
-  }));
-  auto d = h.Dispatches(h.task).front();
+  auto d = h.Ended();
   CHECK(d.state == domain::DispatchState::kFailed);
   CHECK(d.evidence.find("spawn_failed") != std::string::npos);
   CHECK(d.evidence.find("stuck before its process existed") != std::string::npos);
@@ -439,10 +434,7 @@ TEST_CASE("a spawn still away a period after its child was killed is given up at
   h.Settle();
   CHECK(h.launcher.replaced == 1);
   CHECK(h.launcher.aborted.size() == 1);  // not killed again
-  REQUIRE(h.RunUntil([&] {
-    return h.Dispatches(h.task).front().state != domain::DispatchState::kRunning;
-  }));
-  auto d = h.Dispatches(h.task).front();
+  auto d = h.Ended();
   CHECK(d.state == domain::DispatchState::kFailed);
   CHECK(d.evidence.find("stuck in the kernel") != std::string::npos);
   CHECK(h.services->runs.launching() == 0);
@@ -455,10 +447,7 @@ TEST_CASE("a cancel while a launch is stuck before its child is the outcome when
   h.clock.Advance(2 * h.config.spawn_timeout_ms);
   h.Settle();
   CHECK(h.launcher.replaced == 1);
-  REQUIRE(h.RunUntil([&] {
-    return h.Dispatches(h.task).front().state != domain::DispatchState::kRunning;
-  }));
-  auto d = h.Dispatches(h.task).front();
+  auto d = h.Ended();
   CHECK(d.evidence.find("cancel") != std::string::npos);
   CHECK(d.evidence.find("spawn_failed") == std::string::npos);
 }
