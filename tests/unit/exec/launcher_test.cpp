@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 using namespace conclave;
 
@@ -210,6 +211,52 @@ TEST_CASE("a launcher thread stuck before its child is replaced and the launch b
     CHECK(!launched1.has_value());  // and it is never reported
   }
   if (reader >= 0) close(reader);
+  std::filesystem::remove_all(dir);
+}
+
+// Each thread left stuck keeps its stacks until the kernel lets it go: past the limit a stuck
+// launch is not given up, and the queue waits for it.
+TEST_CASE("a launcher leaves at most kMaxStuckThreads threads stuck", "[exec][launch]") {
+  char tmpl[] = "/tmp/cv-launch-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  constexpr int kLimit = exec::ProcessLauncher::kMaxStuckThreads;
+  boost::asio::io_context io;
+  auto guard = boost::asio::make_work_guard(io);
+  std::vector<std::string> fifos;
+  std::vector<int> readers;
+  {
+    exec::ProcessLauncher launcher(io);
+    // Whatever fails below, every FIFO gets a reader before the destructor joins its thread.
+    struct Release {
+      std::vector<std::string>& fifos;
+      std::vector<int>& readers;
+      ~Release() {
+        for (const auto& f : fifos) {
+          readers.push_back(open(f.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+        }
+      }
+    } release{fifos, readers};
+    for (int i = 0; i <= kLimit; ++i) {
+      CAPTURE(i);
+      fifos.push_back(dir + "/hung-" + std::to_string(i));
+      REQUIRE(mkfifo(fifos.back().c_str(), 0600) == 0);
+      exec::LaunchPlan stuck = TruePlan(dir, nullptr);
+      stuck.files = {{fifos.back(), "x"}};
+      auto progress = stuck.progress;
+      launcher.Start(std::move(stuck), exec::RunLimits{}, exec::RunCallbacks{},
+                     [](StatusOr<std::shared_ptr<exec::RunHandle>>) {});
+      REQUIRE(SpinUntil([&] { return progress->on_thread.load(); }));
+      // The last one finds the limit reached: it keeps the thread, not given up.
+      CHECK(launcher.ReplaceStuckThread(*progress) == (i < kLimit));
+      CHECK(progress->given_up.load() == (i < kLimit));
+    }
+    CHECK(launcher.stuck_threads() == kLimit);
+    CHECK(launcher.replaced() == kLimit);
+  }
+  for (int fd : readers) {
+    if (fd >= 0) close(fd);
+  }
   std::filesystem::remove_all(dir);
 }
 
