@@ -147,7 +147,8 @@ void RunSupervisor::Launch(int64_t dispatch_id, const std::string& token,
     }
   }
   if (!plan.ok()) {
-    return NotLaunched(dispatch_id, StopReason::kSpawnFailed, "spawn_failed: " + plan.status().message());
+    return NotLaunched(dispatch_id, StopReason::kSpawnFailed,
+                       "spawn_failed: " + plan.status().message());
   }
   // A writer's starting point is read on the launcher's thread just before the spawn, before
   // its worker can change anything: HEAD from the repository's files (a few small reads, no
