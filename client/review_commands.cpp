@@ -257,6 +257,7 @@ void AddReviewCommands(CLI::App& app, Options& opts, int* rc) {
       PrintJson(r);
     } else {
       if (!r.sandbox().empty()) std::cout << "sandbox: " << r.sandbox() << "\n";
+      for (const auto& w : r.daemon_warnings()) std::cout << "DAEMON    warn " << w << "\n";
       for (const auto& p : r.profiles()) {
         std::cout << (p.ready() ? "READY     " : "NOT READY ") << p.profile() << " (" << p.family()
                   << ")" << (p.version().empty() ? "" : "  " + p.version()) << "\n";

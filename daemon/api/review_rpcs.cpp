@@ -117,6 +117,7 @@ Unary* ConclaveService::Doctor(CTX* ctx, const v1::DoctorRequest* req, v1::Docto
     svc_.doctor.Run([r, resp](StatusOr<service::DoctorReport> report) {
       if (!report.ok()) return r->Finish(ToGrpc(report.status()));
       resp->set_sandbox(report->sandbox);
+      for (const auto& w : report->daemon_warnings) resp->add_daemon_warnings(w);
       for (const auto& c : report->profiles) {
         auto* out = resp->add_profiles();
         out->set_profile(c.profile);

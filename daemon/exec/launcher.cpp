@@ -177,7 +177,7 @@ bool ProcessLauncher::ReplaceStuckThread(LaunchProgress& progress) {
   return true;
 }
 
-int ProcessLauncher::replaced() const {
+int ProcessLauncher::replaced_threads() const {
   std::lock_guard lock(shared_->mu);
   return shared_->replaced;
 }

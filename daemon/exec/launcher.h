@@ -58,6 +58,9 @@ class Launcher {
   // called), and launches queued behind it go to a new thread. False when the thread is not
   // on that launch (it came back meanwhile) or cannot be replaced.
   virtual bool ReplaceStuckThread(LaunchProgress& progress) = 0;
+  // Spawn threads replaced as stuck since the start, and those of them not back yet.
+  virtual int replaced_threads() const { return 0; }
+  virtual int stuck_threads() const { return 0; }
 };
 
 class ProcessLauncher final : public Launcher {
@@ -73,8 +76,8 @@ class ProcessLauncher final : public Launcher {
   bool AbortSpawn(const std::atomic<pid_t>& slot) override;
   bool ReplaceStuckThread(LaunchProgress& progress) override;
   // Spawn threads replaced as stuck so far (each left detached), and those still stuck.
-  int replaced() const;
-  int stuck_threads() const;
+  int replaced_threads() const override;
+  int stuck_threads() const override;
   // Threads left stuck at once, at most; past it a stuck launch is not given up.
   static constexpr int kMaxStuckThreads = 16;
 

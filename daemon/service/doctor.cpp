@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "exec/child_process.h"
+#include "exec/launcher.h"
 #include "exec/launch_plan.h"
 #include "exec/profile.h"
 #include "exec/profile_model.h"
@@ -144,6 +145,21 @@ void ProbeSandbox(exec::CommandRunner& commands, const std::string& bwrap, Docto
   }
 }
 
+std::string StuckThreadsWarning(const exec::Launcher& launcher) {
+  const int stuck = launcher.stuck_threads();
+  if (stuck == 0) return "";
+  std::string w = std::to_string(stuck) + " of " + std::to_string(launcher.replaced_threads()) +
+                  " spawn thread(s) replaced as stuck have not come back (a hung filesystem "
+                  "call in a launch, or a child SIGKILL could not end); their launches failed "
+                  "as spawn_failed. ";
+  if (stuck >= exec::ProcessLauncher::kMaxStuckThreads) {
+    return w + "At " + std::to_string(exec::ProcessLauncher::kMaxStuckThreads) +
+           " a stuck launch is no longer given up: new launches wait behind it. Look for a "
+           "hung mount or a process in D state (ps -eo pid,stat,wchan,cmd)";
+  }
+  return w + "Look for a hung mount or a process in D state (ps -eo pid,stat,wchan,cmd)";
+}
+
 }  // namespace
 
 void Doctor::Run(Done<DoctorReport> done) {
@@ -153,6 +169,9 @@ void Doctor::Run(Done<DoctorReport> done) {
     ProfileCheck c = StaticCheck(p, core_.daemon_env);
     version_argv.push_back(VersionArgv(p, c));
     report.profiles.push_back(std::move(c));
+  }
+  if (std::string w = StuckThreadsWarning(core_.launcher); !w.empty()) {
+    report.daemon_warnings.push_back(std::move(w));
   }
   std::vector<std::string> env_list;
   for (const auto& [k, v] : core_.daemon_env) env_list.push_back(k + "=" + v);

@@ -29,6 +29,7 @@ struct DoctorReport {
   std::vector<ProfileCheck> profiles;
   bool sandbox_runs = false;
   std::string sandbox;  // whether bubblewrap can run here, in words
+  std::vector<std::string> daemon_warnings;
 };
 
 class Doctor {

@@ -79,6 +79,8 @@ std::map<std::string, int64_t> Services::Counts(const StatusReads::Snapshot& sto
   c["wal_checkpoints"] = core.db.checkpoints();
   c["sqlite_memory_bytes"] = store::SqliteMemoryUsed();
   c["status_rereads"] = status_reads.rereads();
+  c["launch_threads_replaced"] = core.launcher.replaced_threads();
+  c["launch_threads_stuck"] = core.launcher.stuck_threads();
   return c;
 }
 

@@ -27,6 +27,8 @@
 #include "worker_waits.h"
 
 using conclave::testing::DaemonFixture;
+using conclave::testing::RunResult;
+using conclave::testing::WaitFor;
 using namespace conclave::testing::waits;
 using json = nlohmann::json;
 
@@ -156,7 +158,29 @@ TEST_CASE("a launch stuck before its worker exists is given up and the queue beh
   CHECK(Payload(WaitDone(d, next, 20000))["outcome"] == "succeeded");
   CHECK(d.CliJson({"task", "show", stuck})["dispatches"][0]["state"] == "failed");
   CHECK(d.CliJson({"task", "show", stuck})["dispatches"].size() == 1);
-  // The old thread is still held by the FIFO: the daemon stops cleanly anyway (it joins only
-  // the thread that replaced it).
-  CHECK(d.Stop() == 0);
+  // status counts the thread and doctor says it is stuck, without failing the profiles' check.
+  auto counts = d.CliJson({"status"})["counts"];
+  CHECK(counts["launch_threads_replaced"] == "1");
+  CHECK(counts["launch_threads_stuck"] == "1");
+  RunResult doctor = d.Cli({"doctor"});
+  INFO(doctor.out);
+  CHECK(doctor.exit_code == 0);
+  CHECK(doctor.out.find("DAEMON    warn 1 of 1 spawn thread(s) replaced as stuck") !=
+        std::string::npos);
+  SECTION("the daemon stops cleanly while the old thread is still held") {
+    // It joins only the thread that replaced it.
+    CHECK(d.Stop() == 0);
+  }
+  SECTION("once the file is read the old thread ends, spawning nothing, and doctor is quiet") {
+    int reader = open(fifo.c_str(), O_RDONLY | O_CLOEXEC);  // lets the writer's open return
+    REQUIRE(reader >= 0);
+    REQUIRE(WaitFor(
+        [&] { return d.CliJson({"status"})["counts"]["launch_threads_stuck"] == "0"; }, 20s));
+    close(reader);
+    CHECK(d.CliJson({"status"})["counts"]["launch_threads_replaced"] == "1");
+    CHECK(d.CliJson({"--json", "doctor"}).value("daemon_warnings", json::array()).empty());
+    // The given-up launch was not retried.
+    CHECK(d.CliJson({"task", "show", stuck})["dispatches"].size() == 1);
+    CHECK(d.Stop() == 0);
+  }
 }

@@ -82,8 +82,11 @@ class FakeLauncher final : public exec::Launcher {
     if (!progress.on_thread.load()) return false;
     progress.given_up.store(true);
     ++replaced;
+    ++stuck;
     return true;
   }
+  int replaced_threads() const override { return replaced; }
+  int stuck_threads() const override { return stuck; }
   // Hands every held spawn back, in order; with `fail`, as spawns that failed.
   void ReleaseSpawns(const std::string& fail = "") {
     auto held = std::exchange(held_, {});
@@ -123,6 +126,7 @@ class FakeLauncher final : public exec::Launcher {
   bool hold_spawns = false;
   bool hold_before_child = false;
   int replaced = 0;  // ReplaceStuckThread calls that gave a launch up
+  int stuck = 0;     // of them, threads the test has not let come back (it may set it)
 
  private:
   int next_pid_ = 100000;

@@ -186,10 +186,10 @@ TEST_CASE("a launcher thread stuck before its child is replaced and the launch b
     launcher.Start(TruePlan(dir, &early2), limits, std::move(cb),
                    [&](StatusOr<std::shared_ptr<exec::RunHandle>> r) { launched2 = std::move(r); });
     REQUIRE(SpinUntil([&] { return progress->on_thread.load(); }));
-    CHECK(launcher.replaced() == 0);
+    CHECK(launcher.replaced_threads() == 0);
     REQUIRE(launcher.ReplaceStuckThread(*progress));
     CHECK(progress->given_up.load());
-    CHECK(launcher.replaced() == 1);
+    CHECK(launcher.replaced_threads() == 1);
     CHECK_FALSE(launcher.ReplaceStuckThread(*progress));  // the new thread is not on it
     // The launch queued behind it runs on the new thread, while the old one is still held.
     REQUIRE(RunUntil(io, [&] { return launched2.has_value(); }));
@@ -252,7 +252,7 @@ TEST_CASE("a launcher leaves at most kMaxStuckThreads threads stuck", "[exec][la
       CHECK(progress->given_up.load() == (i < kLimit));
     }
     CHECK(launcher.stuck_threads() == kLimit);
-    CHECK(launcher.replaced() == kLimit);
+    CHECK(launcher.replaced_threads() == kLimit);
   }
   for (int fd : readers) {
     if (fd >= 0) close(fd);

@@ -451,5 +451,38 @@ TEST_CASE("a cancel while a launch is stuck before its child is the outcome when
   CHECK(d.evidence.find("cancel") != std::string::npos);
   CHECK(d.evidence.find("spawn_failed") == std::string::npos);
 }
+
+std::vector<std::string> DoctorWarnings(testing::ServiceHarness& h) {
+  std::optional<StatusOr<service::DoctorReport>> report;
+  h.services->doctor.Run([&](StatusOr<service::DoctorReport> r) { report = std::move(r); });
+  REQUIRE(h.RunUntil([&] { return report.has_value(); }));
+  REQUIRE(report->ok());
+  return (*report)->daemon_warnings;
+}
+
+TEST_CASE("status counts the spawn threads given up as stuck and doctor says what to look at",
+          "[service][launch]") {
+  HeldSpawn h(/*before_child=*/true);
+  CHECK(h.services->Status().counts.at("launch_threads_stuck") == 0);
+  CHECK(DoctorWarnings(h).empty());
+  h.clock.Advance(2 * h.config.spawn_timeout_ms);
+  h.Settle();
+  REQUIRE(h.launcher.replaced == 1);
+  auto counts = h.services->Status().counts;
+  CHECK(counts.at("launch_threads_replaced") == 1);
+  CHECK(counts.at("launch_threads_stuck") == 1);
+  auto warnings = DoctorWarnings(h);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("1 of 1 spawn thread(s)") == 0);
+  CHECK(warnings[0].find("new launches wait") == std::string::npos);
+  // At the limit, a stuck launch is no longer given up: doctor says the launches wait.
+  h.launcher.stuck = exec::ProcessLauncher::kMaxStuckThreads;
+  warnings = DoctorWarnings(h);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("new launches wait") != std::string::npos);
+  h.launcher.stuck = 0;  // they came back
+  CHECK(DoctorWarnings(h).empty());
+  CHECK(h.services->Status().counts.at("launch_threads_replaced") == 1);
+}
 }  // namespace
 }  // namespace conclave
