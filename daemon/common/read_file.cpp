@@ -96,7 +96,9 @@ int OpenBeneathByWalk(int dfd, const std::string& rel) {
                  ? openat(cur, part.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW)
                  : openat(cur, part.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     }
+    const int open_errno = errno;
     close(cur);
+    errno = open_errno;
     if (slash == std::string::npos) return next;
     cur = next;
     at = slash + 1;
@@ -118,7 +120,9 @@ int OpenBeneath(const std::string& dir, const std::string& rel) {
   // Without openat2 (a kernel before 5.6, or a seccomp filter refusing it): the same rules, one
   // component at a time.
   if (fd < 0 && (errno == ENOSYS || errno == EPERM)) fd = OpenBeneathByWalk(dfd, rel);
+  const int open_errno = errno;  // the caller may tell why it failed (EWOULDBLOCK: a lease)
   close(dfd);
+  errno = open_errno;
   return fd;
 }
 

@@ -38,7 +38,8 @@ bool ReadFirstLine(const char* path, std::string* line, size_t max_bytes = 4096,
 bool ReadRegularFileBeneath(const std::string& dir, const std::string& rel, std::string* out,
                             size_t max_bytes);
 // The descriptor those two read from (O_RDONLY, non-blocking, no terminal); -1 when rel cannot
-// be opened that way. The caller checks what it is and closes it.
+// be opened that way, with errno saying why (EWOULDBLOCK: a file lease's holder must let go
+// first). The caller checks what it is and closes it.
 int OpenBeneath(const std::string& dir, const std::string& rel);
 // OpenBeneath's way where openat2 is missing or refused: rel below the directory dfd one
 // component at a time, each opened O_NOFOLLOW; an empty, "." or ".." component or an absolute

@@ -4,16 +4,37 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <string_view>
 #include <system_error>
+#include <thread>
 
 #include "common/read_file.h"
 
 namespace conclave::exec {
 namespace fs = std::filesystem;
 namespace {
+
+// read() again while it failed because a file lease's holder had to let go first (errno
+// EWOULDBLOCK from the non-blocking open, which started the break), up to kLeaseWaitMs; past
+// it *leased is set and read()'s failure returned.
+template <typename Read>
+auto WaitingOutLease(const Read& read, bool* leased) -> decltype(read()) {
+  int step_ms = 1;
+  for (int waited_ms = 0;; waited_ms += step_ms, step_ms = std::min(step_ms * 2, 50)) {
+    errno = 0;
+    auto got = read();
+    if (got || errno != EWOULDBLOCK) return got;
+    if (waited_ms >= kLeaseWaitMs) {
+      *leased = true;
+      return got;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(step_ms));
+  }
+}
 
 // The first line of a small regular file, without its line end; nullopt when unreadable, not a
 // regular file or a link. A worker writes its repository: a ref it made a FIFO or a link to a
@@ -51,8 +72,10 @@ fs::path Resolve(const fs::path& base, const std::string& named) {
 constexpr off_t kMaxPackedRefsBytes = 64 << 20;
 constexpr size_t kMaxRefLine = 4096;
 
-std::optional<std::string> PackedRef(const fs::path& common, const std::string& ref) {
-  int fd = OpenBeneath(common.string(), "packed-refs");
+std::optional<std::string> PackedRef(const fs::path& common, const std::string& ref,
+                                     bool* leased) {
+  int fd = -1;
+  WaitingOutLease([&] { return (fd = OpenBeneath(common.string(), "packed-refs")) >= 0; }, leased);
   if (fd < 0) return std::nullopt;
   struct stat st {};
   std::optional<std::string> found;
@@ -135,7 +158,8 @@ GitHead ReadGitHead(const std::string& dir) {
       break;
     }
     if (found && S_ISREG(st.st_mode)) {
-      auto line = FirstLine(dotgit);  // "gitdir: <path>" (a linked worktree or submodule)
+      // "gitdir: <path>" (a linked worktree or submodule)
+      auto line = WaitingOutLease([&] { return FirstLine(dotgit); }, &out.leased);
       if (!line || line->rfind("gitdir: ", 0) != 0) return out;
       // Where the path really leads, as git and the sandbox resolve it (not by its words).
       gitdir = fs::canonical(Resolve(cur, line->substr(8)), ec);
@@ -153,7 +177,14 @@ GitHead ReadGitHead(const std::string& dir) {
   // and is not read (anywhere else one would be a redirect only a worker plants).
   fs::path common = gitdir;
   if (gitdir.parent_path().filename() == "worktrees") common = gitdir.parent_path().parent_path();
-  auto head = LineIn(gitdir, "HEAD");
+  // A file held by a lease past the wait ends the read: what comes after it (a loose ref's
+  // packed value, say) may be stale, and an unknown start is judged more strictly than a
+  // wrong one would be.
+  auto line_in = [&out](const fs::path& dir, const std::string& rel) {
+    return out.leased ? std::nullopt : WaitingOutLease([&] { return LineIn(dir, rel); },
+                                                       &out.leased);
+  };
+  auto head = line_in(gitdir, "HEAD");
   for (int hops = 0; head && hops < 8; ++hops) {
     if (IsHash(*head)) {
       out.commit = *head;
@@ -164,9 +195,9 @@ GitHead ReadGitHead(const std::string& dir) {
     // Git keeps symbolic refs under refs/; an absolute path would name any file.
     if (ref.rfind("refs/", 0) != 0 || ref.find("..") != std::string::npos) return out;
     // Per-worktree refs live in the gitdir, shared ones in the common dir.
-    head = LineIn(gitdir, ref);
-    if (!head) head = LineIn(common, ref);
-    if (!head) head = PackedRef(common, ref);
+    head = line_in(gitdir, ref);
+    if (!head) head = line_in(common, ref);
+    if (!head && !out.leased) head = PackedRef(common, ref, &out.leased);
   }
   return out;  // unborn branch (no ref yet) or unreadable
 }

@@ -5,7 +5,8 @@
 // the shared refs); follows HEAD's symbolic refs through loose ref files and packed-refs, each
 // read beneath its git dir through no link (a worker writes the repository).
 // Thread-safety: reads files only; any thread. Small reads (HEAD, a ref; packed-refs is
-// scanned line by line until the ref is found).
+// scanned line by line until the ref is found), though a file held by a lease is waited for
+// (kLeaseWaitMs): not for the daemon's loop.
 #pragma once
 
 #include <optional>
@@ -16,7 +17,16 @@ namespace conclave::exec {
 struct GitHead {
   bool in_repo = false;  // a `.git` was found above the directory
   std::string commit;    // HEAD's commit (hex); empty when unborn or unreadable
+  // A file on the way was held by a file lease whose holder did not let go within
+  // kLeaseWaitMs: commit is empty (unknown), never a stale value read past the held file.
+  bool leased = false;
 };
+
+// How long a read waits for a lease's holder to let go of a file (HEAD, a ref, packed-refs,
+// a `.git` file). An open that must break a lease fails at once, non-blocking (EWOULDBLOCK),
+// and starts the break; a holder that honours its SIGIO lets go in moments, and the kernel
+// takes the lease away after fs.lease-break-time (45 s) whatever the holder does.
+inline constexpr int kLeaseWaitMs = 500;
 
 GitHead ReadGitHead(const std::string& dir);
 

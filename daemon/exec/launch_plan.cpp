@@ -296,7 +296,11 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchRequest& req) {
 
 Status PrepareSpawn(LaunchPlan& plan) {
   if (Status s = PrepareLaunch(plan); !s.ok()) return s;
-  if (!plan.head_of.empty()) plan.progress->start_head = ReadGitHead(plan.head_of).commit;
+  if (!plan.head_of.empty()) {
+    GitHead head = ReadGitHead(plan.head_of);
+    plan.progress->start_head = std::move(head.commit);
+    plan.progress->head_leased = head.leased;
+  }
   return Status::Ok();
 }
 

@@ -41,6 +41,9 @@ struct LaunchProgress {
   // The HEAD commit of plan.head_of, read just before the spawn ("" when none). Written on
   // the launcher's thread before `launched` is posted to the loop.
   std::string start_head;
+  // A file of the repository was held by a file lease no one let go of: start_head is
+  // unknown (GitHead::leased). Written with start_head.
+  bool head_leased = false;
 };
 
 struct LaunchRequest {

@@ -204,6 +204,12 @@ void RunSupervisor::Launched(int64_t dispatch_id, const Started& started,
   const std::string head = started.writer && started.resumed_head.empty()
                                ? started.progress->start_head
                                : started.resumed_head;
+  if (started.writer && started.resumed_head.empty() && started.progress->head_leased) {
+    spdlog::warn("dispatch {}: a file of the git repository at {} is held by a file lease no one "
+                 "let go of; no starting point is recorded, so its claims are judged against "
+                 "git HEAD only (commits made during it are not counted as its changes)",
+                 dispatch_id, started.cwd);
+  }
   bool journaled = journal_.Record(dispatch_id, {pid, run.value()->start_time(), head});
   auto& active = runs_[dispatch_id];
   active.run = run.value();

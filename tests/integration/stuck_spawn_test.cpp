@@ -24,9 +24,12 @@
 #include <iostream>
 
 #include "daemon_fixture.h"
+#include "file_lease.h"
 #include "worker_waits.h"
 
 using conclave::testing::DaemonFixture;
+using conclave::testing::FileLease;
+using conclave::testing::LeasesHold;
 using conclave::testing::RunResult;
 using conclave::testing::WaitFor;
 using namespace conclave::testing::waits;
@@ -34,51 +37,11 @@ using json = nlohmann::json;
 
 namespace {
 
-// A write lease on `path`, held until the object is destroyed.
-class Lease {
- public:
-  explicit Lease(const std::string& path) {
-    signal(SIGIO, SIG_IGN);  // the kernel tells the holder of each break with SIGIO
-    fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ >= 0 && fcntl(fd_, F_SETLEASE, F_WRLCK) != 0) {
-      error_ = std::strerror(errno);
-      close(fd_);
-      fd_ = -1;
-    } else if (fd_ < 0) {
-      error_ = std::strerror(errno);
-    }
-  }
-  ~Lease() {
-    if (fd_ >= 0) close(fd_);
-  }
-  bool held() const { return fd_ >= 0; }
-  const std::string& error() const { return error_; }
-
- private:
-  int fd_ = -1;
-  std::string error_;
-};
-
 // Before any daemon is started (exit does not unwind): SKIPPED where this filesystem grants no
 // lease, or where the kernel gives a lease up on its own before the daemon's watch fires.
 void SkipUnlessLeasesHold() {
-  char dir[] = "/tmp/cvlXXXXXX";
-  REQUIRE(mkdtemp(dir) != nullptr);
-  std::string probe = std::string(dir) + "/probe";
-  std::ofstream(probe) << "x";
-  std::string error;
-  {
-    Lease lease(probe);
-    if (!lease.held()) error = "no file lease here: " + lease.error();
-  }
-  std::filesystem::remove_all(dir);
-  int break_s = 0;
-  std::ifstream("/proc/sys/fs/lease-break-time") >> break_s;
-  if (error.empty() && break_s < 15) {
-    error = "fs.lease-break-time is " + std::to_string(break_s) + " s (under 15)";
-  }
-  if (!error.empty()) {
-    std::cerr << "SKIPPED: " << error << "\n";
+  if (std::string why = LeasesHold(15); !why.empty()) {
+    std::cerr << "SKIPPED: " << why << "\n";
     std::exit(77);
   }
 }
@@ -111,7 +74,7 @@ TEST_CASE("a spawn stuck in the kernel is killed after spawn_timeout_ms and the 
   d.Start({"--config", d.WriteFile("config.json", R"({"spawn_timeout_ms": 1500})")});
   d.CliJson({"terminal", "create", "--profile", "stuck", "--handle", "s1", "--cwd", d.dir()});
   d.CliJson({"terminal", "create", "--profile", "ok", "--handle", "o1", "--cwd", d.dir()});
-  Lease lease(program);
+  FileLease lease(program);
   REQUIRE(lease.held());
 
   std::string stuck = Dispatch(d, "s1");

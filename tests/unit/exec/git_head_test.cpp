@@ -1,7 +1,10 @@
 // GitHead (HEAD read from the repository's files, no git process) and the written ≠ persisted
 // check against a dispatch's starting point, on real repositories made with git in a temporary
 // directory: a loose ref, a packed ref, a detached HEAD, a linked worktree's `.git` file.
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -9,11 +12,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <string>
 
 #include "exec/command_runner.h"
 #include "exec/git_head.h"
 #include "exec/worktree_check.h"
+#include "file_lease.h"
 #include "in_child.h"
 
 namespace conclave::exec {
@@ -132,6 +137,131 @@ TEST_CASE("a ref, commondir or packed-refs a worker made a FIFO or a device link
     packed << head << " refs/heads/main";
   }
   CHECK(ReadGitHead(r.dir).commit == head);
+}
+
+// A process holding a write lease on path, forked: with let_go it gives the lease up when
+// the kernel tells it of a break (SIGIO), as a well-behaved holder does, and says so on a
+// pipe; without, it keeps it. It ends when the object is destroyed.
+class LeaseHolder {
+ public:
+  LeaseHolder(const std::string& path, bool let_go) {
+    int ready[2], stop[2], broke[2];
+    REQUIRE(pipe2(ready, O_CLOEXEC) == 0);
+    REQUIRE(pipe2(stop, O_CLOEXEC) == 0);
+    REQUIRE(pipe2(broke, O_CLOEXEC | O_NONBLOCK) == 0);
+    pid_ = fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      alarm(60);  // a bound if the test dies without ending it
+      close(stop[1]);  // so that the parent's close is the end of the pipe
+      close(ready[0]);
+      close(broke[0]);
+      static int lease_fd = -1, broke_fd = -1;
+      broke_fd = broke[1];
+      struct sigaction sa {};
+      sa.sa_handler = let_go ? +[](int) {
+        fcntl(lease_fd, F_SETLEASE, F_UNLCK);
+        (void)!write(broke_fd, "b", 1);
+      }
+                             : SIG_IGN;
+      sigaction(SIGIO, &sa, nullptr);  // no SA_RESTART: the read below wakes, then reads on
+      lease_fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      char ok = lease_fd >= 0 && fcntl(lease_fd, F_SETLEASE, F_WRLCK) == 0 ? '1' : '0';
+      (void)!write(ready[1], &ok, 1);
+      char c;
+      while (read(stop[0], &c, 1) < 0 && errno == EINTR) {
+      }
+      _exit(0);
+    }
+    close(ready[1]);
+    close(stop[0]);
+    close(broke[1]);
+    stop_ = stop[1];
+    broke_ = broke[0];
+    char ok = '0';
+    while (read(ready[0], &ok, 1) < 0 && errno == EINTR) {
+    }
+    close(ready[0]);
+    held_ = ok == '1';
+  }
+  ~LeaseHolder() {
+    close(stop_);
+    close(broke_);
+    int st;
+    while (waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+    }
+  }
+  bool held() const { return held_; }
+  // Whether the holder was told of a break and let go.
+  bool let_go() {
+    char c;
+    return read(broke_, &c, 1) == 1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int stop_ = -1, broke_ = -1;
+  bool held_ = false;
+};
+
+void SkipUnlessLeasesHold() {
+  if (std::string why = testing::LeasesHold(5); !why.empty()) {
+    std::cerr << "SKIPPED: " << why << "\n";
+    std::exit(77);
+  }
+}
+
+// A process that holds a file lease on HEAD or a ref (a worker's leftover, say) makes the
+// non-blocking open of it fail at once. Hidden from the unit run: its own ctest entry reports
+// SKIPPED (exit 77) where this filesystem grants no lease.
+TEST_CASE("a git file held by a lease is waited for, and past the wait the start is unknown, "
+          "never a stale packed value",
+          "[.][git-head-lease]") {
+  SkipUnlessLeasesHold();
+  Repo r;
+  const std::string first = r.Git("rev-parse HEAD");
+  r.Git("pack-refs --all");  // packed-refs holds the first commit
+  r.Write("b.txt", "b\n");
+  r.Git("add b.txt");
+  r.Git("commit -q -m second");  // the loose ref the second
+  const std::string second = r.Git("rev-parse HEAD");
+  const std::string ref = r.dir + "/.git/refs/heads/main";
+  REQUIRE(fs::exists(ref));
+  REQUIRE(second != first);
+  SECTION("a holder that lets go when told is waited for") {
+    LeaseHolder holder(ref, /*let_go=*/true);
+    REQUIRE(holder.held());
+    GitHead g = ReadGitHead(r.dir);
+    CHECK(g.commit == second);
+    CHECK_FALSE(g.leased);
+    CHECK(holder.let_go());  // the read did meet the lease
+  }
+  SECTION("a ref whose holder keeps it: unknown, not the packed first commit") {
+    LeaseHolder holder(ref, /*let_go=*/false);
+    REQUIRE(holder.held());
+    GitHead g = ReadGitHead(r.dir);
+    CHECK(g.in_repo);
+    CHECK(g.leased);
+    CHECK(g.commit.empty());
+  }
+  SECTION("HEAD whose holder keeps it: unknown") {
+    LeaseHolder holder(r.dir + "/.git/HEAD", /*let_go=*/false);
+    REQUIRE(holder.held());
+    GitHead g = ReadGitHead(r.dir);
+    CHECK(g.leased);
+    CHECK(g.commit.empty());
+  }
+  SECTION("a linked worktree's .git file whose holder keeps it: no start is read") {
+    r.Git("worktree add -q -b side wt");
+    REQUIRE(ReadGitHead(r.dir + "/wt").commit == second);
+    LeaseHolder holder(r.dir + "/wt/.git", /*let_go=*/false);
+    REQUIRE(holder.held());
+    GitHead g = ReadGitHead(r.dir + "/wt");
+    CHECK(g.leased);
+    CHECK(g.commit.empty());
+  }
+  // Let go of (the holder ended): read as before.
+  CHECK(ReadGitHead(r.dir).commit == second);
 }
 
 TEST_CASE("a ref is not followed out of the repository, and packed-refs is read in bounds",
