@@ -162,8 +162,10 @@ bool ProcessLauncher::ReplaceStuckThread(LaunchProgress& progress) {
   std::thread fresh;
   try {
     fresh = std::thread(ThreadMain, shared_, next);
-  } catch (const std::system_error&) {
-    return false;  // no thread to be had (EAGAIN): the old one keeps the queue
+  } catch (const std::exception&) {
+    // No thread to be had (EAGAIN, or no memory for its state or stack): the old one keeps
+    // the queue.
+    return false;
   }
   // The new thread waits on the lock held here; the stuck one sees the new generation when
   // it comes back, and ends. It is never joined.

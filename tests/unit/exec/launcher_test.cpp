@@ -4,6 +4,7 @@
 #include "exec/launcher.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,12 +14,16 @@
 #include <boost/asio/thread_pool.hpp>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <functional>
 #include <future>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "in_child.h"
 
 using namespace conclave;
 
@@ -258,6 +263,74 @@ TEST_CASE("a launcher leaves at most kMaxStuckThreads threads stuck", "[exec][la
     if (fd >= 0) close(fd);
   }
   std::filesystem::remove_all(dir);
+}
+
+// When no thread can be made to replace a stuck one (EAGAIN, or no memory for its stack), the
+// stuck launch is not given up and keeps the queue; once a thread can be had, it is replaced.
+// The shortage is real: the address space is limited (RLIMIT_AS) below what a new thread's
+// stack needs, in a forked child of a process that has made no thread before (its own ctest
+// entry), so no stack freed by an earlier thread is at hand to reuse. SKIPPED under
+// AddressSanitizer, whose shadow memory cannot live under such a limit.
+TEST_CASE("a stuck launcher thread that cannot be replaced keeps its launch and the queue",
+          "[.][launch-no-thread]") {
+#ifdef CONCLAVE_IN_CHILD_ASAN
+  std::cerr << "SKIPPED: RLIMIT_AS cannot be set under AddressSanitizer\n";
+  std::exit(77);
+#endif
+  char tmpl[] = "/tmp/cv-launch-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  const std::string fifo = dir + "/hung.fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  // Each step that fails says so on stderr; the child's exit status is the check.
+  bool ok = testing::InChild([&] {
+    auto fail = [](const char* what) {
+      std::cerr << "launch-no-thread: " << what << "\n";
+      return false;
+    };
+    boost::asio::io_context io;
+    auto guard = boost::asio::make_work_guard(io);
+    std::atomic<pid_t> early2{0};
+    std::optional<StatusOr<std::shared_ptr<exec::RunHandle>>> launched1, launched2;
+    exec::ProcessLauncher launcher(io);
+    exec::LaunchPlan stuck = TruePlan(dir, nullptr);
+    stuck.files = {{fifo, "x"}};
+    auto progress = stuck.progress;
+    launcher.Start(std::move(stuck), exec::RunLimits{}, exec::RunCallbacks{},
+                   [&](StatusOr<std::shared_ptr<exec::RunHandle>> r) { launched1 = std::move(r); });
+    launcher.Start(TruePlan(dir, &early2), exec::RunLimits{}, exec::RunCallbacks{},
+                   [&](StatusOr<std::shared_ptr<exec::RunHandle>> r) { launched2 = std::move(r); });
+    if (!SpinUntil([&] { return progress->on_thread.load(); })) return fail("never on the thread");
+    long pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    struct rlimit was {};
+    getrlimit(RLIMIT_AS, &was);
+    struct rlimit tight = was;
+    tight.rlim_cur = static_cast<rlim_t>(pages) * 4096 + (1 << 20);  // under any stack
+    if (setrlimit(RLIMIT_AS, &tight) != 0) return fail("setrlimit");
+    const bool replaced = launcher.ReplaceStuckThread(*progress);
+    setrlimit(RLIMIT_AS, &was);
+    if (replaced) return fail("replaced without a thread to be had");
+    if (progress->given_up.load()) return fail("given up without a replacement");
+    if (launcher.replaced_threads() != 0 || launcher.stuck_threads() != 0) {
+      return fail("counted a replacement that did not happen");
+    }
+    if (!progress->on_thread.load()) return fail("the old thread let go of its launch");
+    // With threads to be had again, the same launch is replaced and the queue runs on.
+    if (!launcher.ReplaceStuckThread(*progress)) return fail("not replaced once it could be");
+    if (!RunUntil(io, [&] { return launched2.has_value(); })) return fail("queue did not run");
+    if (!launched2->ok() || launched2->value()->pid() != early2.load()) return fail("launch 2");
+    int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // let the old one go
+    if (!SpinUntil([&] { return launcher.stuck_threads() == 0; })) return fail("never back");
+    close(reader);
+    io.poll();
+    return !launched1.has_value() || fail("the given-up launch was reported");
+  }, 60);
+  // The child may have died with the FIFO still unread: open it so nothing waits on it.
+  int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (reader >= 0) close(reader);
+  std::filesystem::remove_all(dir);
+  CHECK(ok);
 }
 
 }  // namespace
