@@ -34,7 +34,8 @@ const std::set<std::string> kSmallTables = {
     "handles",        "terminals",       "gates",           "cooldowns",
     "reviews",        "review_rounds",   "strong_sessions", "schema_migrations",
     "sqlite_master",  "sqlite_schema",   "sqlite_sequence", "json_each",
-    "CONSTANT"};  // "SCAN CONSTANT ROW": a SELECT without FROM
+    "CONSTANT",  // "SCAN CONSTANT ROW": a SELECT without FROM
+    "arms"};     // a message filter's merged index seeks, LIMIT rows at most (pinned below)
 
 // The plan lines of sql that walk a whole table (or a whole index of one) not in kSmallTables.
 std::vector<std::string> FullScans(store::Database& db, const std::string& sql) {
@@ -260,4 +261,44 @@ TEST_CASE("query plans: a writer's dispatch finds the terminals of a directory b
   }
   CHECK(checked == 2);  // the terminals running there, and whether one of them is exclusive
   CHECK(exclusive_seeks == 1);
+}
+
+TEST_CASE("query plans: a filter of several arms reads its rows by seq in the merge's order, "
+          "without a temporary index or a sort",
+          "[store][plans]") {
+  // The arms' seqs come merged in order; the rows are read by seq in that order. The outer
+  // query has no ORDER BY of its own: its order is the outer loop's, so the plan must stay
+  // "arms" outside, each row found by its key, and nothing sorted or gathered first.
+  TempDb t(true);
+  store::MessageStore ms(*t.db);
+  for (bool newest : {false, true}) {
+    for (const auto& f : std::vector<domain::MessageFilter>{
+             {{}, "h", "", {}, false},          // every (type, read) of one recipient
+             {{"worker_done"}, "", "", {7}, false},  // a Wait for a task's worker_done
+             {{}, "", "", {1, 2}, true}}) {
+      if (newest) {
+        ms.Newest(f, 10);
+      } else {
+        ms.After(f, 0, 10);
+      }
+    }
+  }
+  int checked = 0;
+  for (const auto& sql : t.db->CachedSql()) {
+    if (sql.find("UNION ALL") == std::string::npos || sql.rfind("EXPLAIN", 0) == 0) continue;
+    INFO(sql);
+    std::vector<std::string> plan;
+    auto st = t.db->Prepare("EXPLAIN QUERY PLAN " + sql);
+    while (st.Step()) plan.push_back(st.Text(3));
+    std::vector<std::string> outer;  // the top level's loops, in nesting order
+    for (const auto& d : plan) {
+      CHECK(d.find("TEMP B-TREE") == std::string::npos);
+      CHECK(d.find("LIST SUBQUERY") == std::string::npos);
+      if (d.rfind("SCAN ", 0) == 0 || d.rfind("SEARCH m ", 0) == 0) outer.push_back(d);
+    }
+    CHECK(outer == std::vector<std::string>{"SCAN arms",
+                                            "SEARCH m USING INTEGER PRIMARY KEY (rowid=?)"});
+    ++checked;
+  }
+  CHECK(checked == 6);
 }
