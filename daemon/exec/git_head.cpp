@@ -18,21 +18,30 @@ namespace conclave::exec {
 namespace fs = std::filesystem;
 namespace {
 
+// The wait for leases' holders over one ReadGitHead: kLeaseWaitMs from the first file found
+// held, in all (a holder that lets go of each file just in time cannot stretch it per file).
+struct LeaseWait {
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  bool leased = false;  // a holder outlasted the wait
+};
+
 // read() again while it failed because a file lease's holder had to let go first (errno
-// EWOULDBLOCK from the non-blocking open, which started the break), up to kLeaseWaitMs; past
-// it *leased is set and read()'s failure returned.
+// EWOULDBLOCK from the non-blocking open, which started the break), until the wait's deadline;
+// past it wait.leased is set and read()'s failure returned.
 template <typename Read>
-auto WaitingOutLease(const Read& read, bool* leased) -> decltype(read()) {
-  int step_ms = 1;
-  for (int waited_ms = 0;; waited_ms += step_ms, step_ms = std::min(step_ms * 2, 50)) {
+auto WaitingOutLease(const Read& read, LeaseWait& wait) -> decltype(read()) {
+  for (int step_ms = 1;; step_ms = std::min(step_ms * 2, 50)) {
     errno = 0;
     auto got = read();
     if (got || errno != EWOULDBLOCK) return got;
-    if (waited_ms >= kLeaseWaitMs) {
-      *leased = true;
+    const auto now = std::chrono::steady_clock::now();
+    if (!wait.deadline) wait.deadline = now + std::chrono::milliseconds(kLeaseWaitMs);
+    if (wait.leased || now >= *wait.deadline) {
+      wait.leased = true;
       return got;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(step_ms));
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+        std::chrono::milliseconds(step_ms), *wait.deadline - now));
   }
 }
 
@@ -73,9 +82,9 @@ constexpr off_t kMaxPackedRefsBytes = 64 << 20;
 constexpr size_t kMaxRefLine = 4096;
 
 std::optional<std::string> PackedRef(const fs::path& common, const std::string& ref,
-                                     bool* leased) {
+                                     LeaseWait& wait) {
   int fd = -1;
-  WaitingOutLease([&] { return (fd = OpenBeneath(common.string(), "packed-refs")) >= 0; }, leased);
+  WaitingOutLease([&] { return (fd = OpenBeneath(common.string(), "packed-refs")) >= 0; }, wait);
   if (fd < 0) return std::nullopt;
   struct stat st {};
   std::optional<std::string> found;
@@ -138,6 +147,7 @@ bool IsGitDirectory(const std::string& dir) {
 
 GitHead ReadGitHead(const std::string& dir) {
   GitHead out;
+  LeaseWait wait;
   std::error_code ec;
   fs::path start = fs::absolute(dir, ec);
   if (ec) return out;
@@ -159,7 +169,8 @@ GitHead ReadGitHead(const std::string& dir) {
     }
     if (found && S_ISREG(st.st_mode)) {
       // "gitdir: <path>" (a linked worktree or submodule)
-      auto line = WaitingOutLease([&] { return FirstLine(dotgit); }, &out.leased);
+      auto line = WaitingOutLease([&] { return FirstLine(dotgit); }, wait);
+      out.leased = wait.leased;
       if (!line || line->rfind("gitdir: ", 0) != 0) return out;
       // Where the path really leads, as git and the sandbox resolve it (not by its words).
       gitdir = fs::canonical(Resolve(cur, line->substr(8)), ec);
@@ -180,9 +191,11 @@ GitHead ReadGitHead(const std::string& dir) {
   // A file held by a lease past the wait ends the read: what comes after it (a loose ref's
   // packed value, say) may be stale, and an unknown start is judged more strictly than a
   // wrong one would be.
-  auto line_in = [&out](const fs::path& dir, const std::string& rel) {
-    return out.leased ? std::nullopt : WaitingOutLease([&] { return LineIn(dir, rel); },
-                                                       &out.leased);
+  auto line_in = [&out, &wait](const fs::path& dir, const std::string& rel) {
+    auto line = wait.leased ? std::nullopt
+                            : WaitingOutLease([&] { return LineIn(dir, rel); }, wait);
+    out.leased = wait.leased;
+    return line;
   };
   auto head = line_in(gitdir, "HEAD");
   for (int hops = 0; head && hops < 8; ++hops) {
@@ -197,7 +210,8 @@ GitHead ReadGitHead(const std::string& dir) {
     // Per-worktree refs live in the gitdir, shared ones in the common dir.
     head = line_in(gitdir, ref);
     if (!head) head = line_in(common, ref);
-    if (!head && !out.leased) head = PackedRef(common, ref, &out.leased);
+    if (!head && !out.leased) head = PackedRef(common, ref, wait);
+    out.leased = wait.leased;
   }
   return out;  // unborn branch (no ref yet) or unreadable
 }

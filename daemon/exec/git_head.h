@@ -18,14 +18,16 @@ struct GitHead {
   bool in_repo = false;  // a `.git` was found above the directory
   std::string commit;    // HEAD's commit (hex); empty when unborn or unreadable
   // A file on the way was held by a file lease whose holder did not let go within
-  // kLeaseWaitMs: commit is empty (unknown), never a stale value read past the held file.
+  // kLeaseWaitMs: commit is empty (unknown), never a stale value read past the held file; and
+  // in_repo is not known either when that file was a `.git` file.
   bool leased = false;
 };
 
-// How long a read waits for a lease's holder to let go of a file (HEAD, a ref, packed-refs,
-// a `.git` file). An open that must break a lease fails at once, non-blocking (EWOULDBLOCK),
-// and starts the break; a holder that honours its SIGIO lets go in moments, and the kernel
-// takes the lease away after fs.lease-break-time (45 s) whatever the holder does.
+// How long one ReadGitHead waits in all for leases' holders to let go of its files (HEAD, a
+// ref, packed-refs, a `.git` file), from the first it finds held. An open that must break a
+// lease fails at once, non-blocking (EWOULDBLOCK), and starts the break; a holder that
+// honours its SIGIO lets go in moments, and the kernel takes the lease away after
+// fs.lease-break-time (45 s) whatever the holder does.
 inline constexpr int kLeaseWaitMs = 500;
 
 GitHead ReadGitHead(const std::string& dir);

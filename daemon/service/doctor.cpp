@@ -150,8 +150,8 @@ std::string StuckThreadsWarning(const exec::Launcher& launcher) {
   if (stuck == 0) return "";
   std::string w = std::to_string(stuck) + " of " + std::to_string(launcher.replaced_threads()) +
                   " spawn thread(s) replaced as stuck have not come back (a hung filesystem "
-                  "call in a launch, or a child SIGKILL could not end); their launches failed "
-                  "as spawn_failed. ";
+                  "call in a launch, or a child SIGKILL could not end); their launches were "
+                  "given up. ";
   if (stuck >= exec::ProcessLauncher::kMaxStuckThreads) {
     return w + "At " + std::to_string(exec::ProcessLauncher::kMaxStuckThreads) +
            " a stuck launch is no longer given up: new launches wait behind it. Look for a "

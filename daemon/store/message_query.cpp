@@ -1,6 +1,7 @@
 #include "store/message_query.h"
 
 #include <algorithm>
+#include <string_view>
 
 namespace conclave::store {
 namespace {
@@ -173,20 +174,19 @@ MessageQuery PlanMessageQuery(const domain::MessageFilter& f, bool newest_first,
     merged += "SELECT seq" + source + arm_where(arms[i]);
   }
   // The merged seqs drive a join that reads each row by its seq, in the order the merge
-  // yields them: CROSS JOIN keeps "arms" the outer loop, so no sort follows and no row is read
+  // yields them: CROSS JOIN keeps them the outer loop, so no sort follows and no row is read
   // that is not returned. (`WHERE seq IN (merged)` built a temporary index of the seqs first:
-  // ~25k more instructions per query, most of a Wait that finds nothing yet.) The plan is
-  // pinned by tests/unit/store/query_plan_test.cpp.
-  static const std::string kJoinedColumns = [] {
-    std::string cols = "m.";
-    for (const char* c = kMessageColumns; *c; ++c) {
-      cols += *c;
-      if (*c == ' ') cols += "m.";
-    }
-    return cols;
-  }();
-  q.sql = "SELECT " + kJoinedColumns + " FROM (" + merged + order +
-          " LIMIT ?2) AS arms CROSS JOIN messages AS m ON m.seq = arms.seq";
+  // ~25k more instructions per query, most of a Wait that finds nothing yet.) The arms are
+  // disjoint (distinct task ids and types, one read state each), so no seq comes twice. The
+  // plan is pinned by tests/unit/store/query_plan_test.cpp.
+  static_assert(std::string_view(kMessageColumns) ==
+                    "seq, created_ms, type, priority, sender, recipient, subject, body, payload, "
+                    "task_id, dispatch_id, thread_id, reply_to, read",
+                "the joined columns below name kMessageColumns' in its order");
+  q.sql = "SELECT m.seq, m.created_ms, m.type, m.priority, m.sender, m.recipient, m.subject, "
+          "m.body, m.payload, m.task_id, m.dispatch_id, m.thread_id, m.reply_to, m.read FROM (" +
+          merged + order + " LIMIT ?2) AS merged_arms CROSS JOIN messages AS m ON m.seq = "
+          "merged_arms.seq";
   return q;
 }
 

@@ -116,6 +116,14 @@ std::vector<domain::MessageRecord> MessageStore::Query(const domain::MessageFilt
   st.Bind(1, after_seq).Bind(2, static_cast<int64_t>(limit));
   BindFilter(st, q, f);
   while (st.Step()) out.push_back(ReadRow(st));
+  // A query of several arms returns rows in its plan's order, the merge's (query_plan_test pins
+  // that plan): checked in one pass, and sorted should another SQLite ever plan it otherwise.
+  auto in_order = [newest_first](const domain::MessageRecord& a, const domain::MessageRecord& b) {
+    return newest_first ? a.seq > b.seq : a.seq < b.seq;
+  };
+  if (!std::is_sorted(out.begin(), out.end(), in_order)) {
+    std::sort(out.begin(), out.end(), in_order);
+  }
   return out;
 }
 

@@ -141,7 +141,7 @@ TEST_CASE("a launch stuck before its worker exists is given up and the queue beh
         [&] { return d.CliJson({"status"})["counts"]["launch_threads_stuck"] == "0"; }, 20s));
     close(reader);
     CHECK(d.CliJson({"status"})["counts"]["launch_threads_replaced"] == "1");
-    CHECK(d.CliJson({"--json", "doctor"}).value("daemon_warnings", json::array()).empty());
+    CHECK(d.CliJson({"doctor"}).value("daemon_warnings", json::array()).empty());
     // The given-up launch was not retried.
     CHECK(d.CliJson({"task", "show", stuck})["dispatches"].size() == 1);
     CHECK(d.Stop() == 0);

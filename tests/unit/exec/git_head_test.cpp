@@ -160,8 +160,8 @@ class LeaseHolder {
       broke_fd = broke[1];
       struct sigaction sa {};
       sa.sa_handler = let_go ? +[](int) {
+        (void)!write(broke_fd, "b", 1);  // first: the reader may go on once it is let go
         fcntl(lease_fd, F_SETLEASE, F_UNLCK);
-        (void)!write(broke_fd, "b", 1);
       }
                              : SIG_IGN;
       sigaction(SIGIO, &sa, nullptr);  // no SA_RESTART: the read below wakes, then reads on

@@ -4,10 +4,12 @@
 #include "exec/launcher.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -265,12 +267,13 @@ TEST_CASE("a launcher leaves at most kMaxStuckThreads threads stuck", "[exec][la
   std::filesystem::remove_all(dir);
 }
 
-// When no thread can be made to replace a stuck one (EAGAIN, or no memory for its stack), the
-// stuck launch is not given up and keeps the queue; once a thread can be had, it is replaced.
-// The shortage is real: the address space is limited (RLIMIT_AS) below what a new thread's
-// stack needs, in a forked child of a process that has made no thread before (its own ctest
-// entry), so no stack freed by an earlier thread is at hand to reuse. SKIPPED under
-// AddressSanitizer, whose shadow memory cannot live under such a limit.
+// When no thread can be made to replace a stuck one, the stuck launch is not given up and keeps
+// the queue; once a thread can be had, it is replaced. The shortage is real: the address space
+// is limited (RLIMIT_AS) below what a new thread's stack needs (pthread_create fails, EAGAIN;
+// the catch of a bad_alloc for the thread's state is not reached this way), in a forked child
+// of a process that has made no thread before (its own ctest entry), so no stack freed by an
+// earlier thread is at hand to reuse. SKIPPED under AddressSanitizer, whose shadow memory
+// cannot live under such a limit.
 TEST_CASE("a stuck launcher thread that cannot be replaced keeps its launch and the queue",
           "[.][launch-no-thread]") {
 #ifdef CONCLAVE_IN_CHILD_ASAN
@@ -303,10 +306,18 @@ TEST_CASE("a stuck launcher thread that cannot be replaced keeps its launch and 
     if (!SpinUntil([&] { return progress->on_thread.load(); })) return fail("never on the thread");
     long pages = 0;
     std::ifstream("/proc/self/statm") >> pages;
+    // Room for small allocations, but not for a new thread's stack (half of it, at most 1 MiB).
+    pthread_attr_t attr;
+    size_t stack = 0;
+    if (pthread_attr_init(&attr) != 0 || pthread_attr_getstacksize(&attr, &stack) != 0) {
+      return fail("no default stack size");
+    }
+    pthread_attr_destroy(&attr);
     struct rlimit was {};
     getrlimit(RLIMIT_AS, &was);
     struct rlimit tight = was;
-    tight.rlim_cur = static_cast<rlim_t>(pages) * 4096 + (1 << 20);  // under any stack
+    tight.rlim_cur = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) +
+                     std::min<rlim_t>(stack / 2, 1 << 20);
     if (setrlimit(RLIMIT_AS, &tight) != 0) return fail("setrlimit");
     const bool replaced = launcher.ReplaceStuckThread(*progress);
     setrlimit(RLIMIT_AS, &was);

@@ -35,7 +35,7 @@ const std::set<std::string> kSmallTables = {
     "reviews",        "review_rounds",   "strong_sessions", "schema_migrations",
     "sqlite_master",  "sqlite_schema",   "sqlite_sequence", "json_each",
     "CONSTANT",  // "SCAN CONSTANT ROW": a SELECT without FROM
-    "arms"};     // a message filter's merged index seeks, LIMIT rows at most (pinned below)
+    "merged_arms"};  // a message filter's merged index seeks, LIMIT rows (pinned below)
 
 // The plan lines of sql that walk a whole table (or a whole index of one) not in kSmallTables.
 std::vector<std::string> FullScans(store::Database& db, const std::string& sql) {
@@ -268,7 +268,7 @@ TEST_CASE("query plans: a filter of several arms reads its rows by seq in the me
           "[store][plans]") {
   // The arms' seqs come merged in order; the rows are read by seq in that order. The outer
   // query has no ORDER BY of its own: its order is the outer loop's, so the plan must stay
-  // "arms" outside, each row found by its key, and nothing sorted or gathered first.
+  // "merged_arms" outside, each row found by its key, and nothing sorted or gathered first.
   TempDb t(true);
   store::MessageStore ms(*t.db);
   for (bool newest : {false, true}) {
@@ -296,7 +296,7 @@ TEST_CASE("query plans: a filter of several arms reads its rows by seq in the me
       CHECK(d.find("LIST SUBQUERY") == std::string::npos);
       if (d.rfind("SCAN ", 0) == 0 || d.rfind("SEARCH m ", 0) == 0) outer.push_back(d);
     }
-    CHECK(outer == std::vector<std::string>{"SCAN arms",
+    CHECK(outer == std::vector<std::string>{"SCAN merged_arms",
                                             "SEARCH m USING INTEGER PRIMARY KEY (rowid=?)"});
     ++checked;
   }
