@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <unordered_map>
 
 namespace conclave::store {
 namespace {
@@ -89,89 +90,60 @@ MessageQuery PlanSideProbe(const domain::MessageFilter& f, bool sender,
   return q;
 }
 
-MessageQuery PlanMessageQuery(const domain::MessageFilter& f, bool newest_first,
-                              const std::vector<std::string>& all_types, bool by_sender) {
-  MessageQuery q;
-  const char* index = nullptr;  // nullptr: the rowid (seq) itself
-  std::vector<int64_t> tasks = Distinct(f.task_ids);
-  bool split_tasks = false;      // one arm per task id
-  bool split_type_read = false;  // the index holds (type, read) before seq
-  if (!tasks.empty()) {
-    index = "messages_task";
-    const size_t per_task = TypeReadArms(f, {Arm{}}, all_types).size();
-    split_tasks = tasks.size() <= kMaxTaskArms && tasks.size() * per_task <= kMaxArms;
-    split_type_read = split_tasks;  // (task, type, read) fixed per arm, since 0009
-  } else if (!f.to.empty() && !(by_sender && !f.from.empty())) {
-    index = "messages_to";
-    split_type_read = true;
-  } else if (!f.from.empty()) {
-    index = "messages_from";
-    split_type_read = true;
-  } else if (!f.types.empty() || f.unread_only) {
-    index = "messages_type";
-    split_type_read = true;
-  }
+namespace {
 
-  // The arms: the cross product of the per-arm values.
-  std::vector<Arm> arms{Arm{}};
-  if (split_tasks) {
-    arms.clear();
-    for (int64_t t : tasks) arms.push_back(Arm{t, "", -1});
-  }
-  if (split_type_read) arms = TypeReadArms(f, arms, all_types);
+// What a filter's SQL text depends on (its values are all bound): the text is built once per
+// shape and thread.
+struct QueryShape {
+  int index = 0;  // kIndexNames
+  bool split_tasks = false, split_type_read = false, tasks_json = false, to = false,
+       from = false, one_type = false, types_json = false, unread = false, newest = false;
+  size_t arms = 1;
 
+  uint64_t Key() const {
+    uint64_t k = static_cast<uint64_t>(index);
+    for (bool b : {split_tasks, split_type_read, tasks_json, to, from, one_type, types_json,
+                   unread, newest}) {
+      k = k << 1 | (b ? 1 : 0);
+    }
+    return k << 16 | arms;
+  }
+};
+
+constexpr const char* kIndexNames[] = {nullptr, "messages_task", "messages_to", "messages_from",
+                                       "messages_type"};  // nullptr: the rowid (seq) itself
+
+std::string BuildSql(const QueryShape& shape) {
   // Conditions every arm shares.
   std::string common = " WHERE seq > ?1";
-  if (!tasks.empty() && !split_tasks) {
-    common += " AND task_id IN (SELECT value FROM json_each(?6))";
-    q.bind_tasks_json = true;
-  }
-  if (!f.to.empty()) {
-    common += " AND recipient = ?3";
-    q.bind_to = true;
-  }
-  if (!f.from.empty()) {
-    common += " AND sender = ?4";
-    q.bind_from = true;
-  }
-  if (!split_type_read) {
-    if (f.types.size() == 1) {
-      common += " AND type = ?5";
-      q.binds.push_back({5, 0, f.types[0], true});
-    } else if (!f.types.empty()) {
-      common += " AND type IN (SELECT value FROM json_each(?5))";
-      q.bind_types_json = true;
-    }
-    if (f.unread_only) common += " AND read = 0";
-  }
+  if (shape.tasks_json) common += " AND task_id IN (SELECT value FROM json_each(?6))";
+  if (shape.to) common += " AND recipient = ?3";
+  if (shape.from) common += " AND sender = ?4";
+  if (shape.one_type) common += " AND type = ?5";
+  if (shape.types_json) common += " AND type IN (SELECT value FROM json_each(?5))";
+  if (shape.unread) common += " AND read = 0";
+  const char* index = kIndexNames[shape.index];
   std::string source = std::string(" FROM messages ") +
                        (index ? std::string("INDEXED BY ") + index : std::string("NOT INDEXED"));
-  std::string order = newest_first ? " ORDER BY seq DESC" : " ORDER BY seq ASC";
+  std::string order = shape.newest ? " ORDER BY seq DESC" : " ORDER BY seq ASC";
 
-  int next = 10;  // arm parameters start at ?10
-  auto arm_where = [&](const Arm& a) {
+  int next = 10;  // arm parameters start at ?10, in PlanMessageQuery's order
+  auto arm_where = [&] {
     std::string w = common;
-    if (split_tasks) {
-      w += " AND task_id = ?" + std::to_string(next);
-      q.binds.push_back({next++, a.task, "", false});
-    }
-    if (split_type_read) {
-      w += " AND type = ?" + std::to_string(next);
-      q.binds.push_back({next++, 0, a.type, true});
-      w += " AND read = ?" + std::to_string(next);
-      q.binds.push_back({next++, a.read, "", false});
+    if (shape.split_tasks) w += " AND task_id = ?" + std::to_string(next++);
+    if (shape.split_type_read) {
+      w += " AND type = ?" + std::to_string(next++);
+      w += " AND read = ?" + std::to_string(next++);
     }
     return w;
   };
-  if (arms.size() == 1) {
-    q.sql = std::string("SELECT ") + kMessageColumns + source + arm_where(arms[0]) + order +
-            " LIMIT ?2";
-    return q;
+  if (shape.arms == 1) {
+    return std::string("SELECT ") + kMessageColumns + source + arm_where() + order + " LIMIT ?2";
   }
   std::string merged;
-  for (size_t i = 0; i < arms.size(); ++i) {
+  for (size_t i = 0; i < shape.arms; ++i) {
     if (i) merged += " UNION ALL ";
-    merged += "SELECT seq" + source + arm_where(arms[i]);
+    merged += "SELECT seq" + source + arm_where();
   }
   // The merged seqs drive a join that reads each row by its seq, in the order the merge
   // yields them: CROSS JOIN keeps them the outer loop, so no sort follows and no row is read
@@ -183,10 +155,76 @@ MessageQuery PlanMessageQuery(const domain::MessageFilter& f, bool newest_first,
                     "seq, created_ms, type, priority, sender, recipient, subject, body, payload, "
                     "task_id, dispatch_id, thread_id, reply_to, read",
                 "the joined columns below name kMessageColumns' in its order");
-  q.sql = "SELECT m.seq, m.created_ms, m.type, m.priority, m.sender, m.recipient, m.subject, "
-          "m.body, m.payload, m.task_id, m.dispatch_id, m.thread_id, m.reply_to, m.read FROM (" +
-          merged + order + " LIMIT ?2) AS merged_arms CROSS JOIN messages AS m ON m.seq = "
-          "merged_arms.seq";
+  return "SELECT m.seq, m.created_ms, m.type, m.priority, m.sender, m.recipient, m.subject, "
+         "m.body, m.payload, m.task_id, m.dispatch_id, m.thread_id, m.reply_to, m.read FROM (" +
+         merged + order + " LIMIT ?2) AS merged_arms CROSS JOIN messages AS m ON m.seq = "
+         "merged_arms.seq";
+}
+
+// BuildSql, remembered per shape on this thread (a Wait's text is ~1 KiB, and each Wait, Inbox
+// and Check plans one). Shapes of up to kMaxArms arms are few; a bigger one is built anew.
+const std::string& SqlFor(const QueryShape& shape, std::string* scratch) {
+  if (shape.arms > kMaxArms) return *scratch = BuildSql(shape);
+  thread_local std::unordered_map<uint64_t, std::string> texts;
+  auto [it, added] = texts.try_emplace(shape.Key());
+  if (added) it->second = BuildSql(shape);
+  return it->second;
+}
+
+}  // namespace
+
+MessageQuery PlanMessageQuery(const domain::MessageFilter& f, bool newest_first,
+                              const std::vector<std::string>& all_types, bool by_sender) {
+  MessageQuery q;
+  QueryShape shape;
+  std::vector<int64_t> tasks = Distinct(f.task_ids);
+  if (!tasks.empty()) {
+    shape.index = 1;
+    const size_t per_task = TypeReadArms(f, {Arm{}}, all_types).size();
+    shape.split_tasks = tasks.size() <= kMaxTaskArms && tasks.size() * per_task <= kMaxArms;
+    shape.split_type_read = shape.split_tasks;  // (task, type, read) fixed per arm, since 0009
+  } else if (!f.to.empty() && !(by_sender && !f.from.empty())) {
+    shape.index = 2;
+    shape.split_type_read = true;
+  } else if (!f.from.empty()) {
+    shape.index = 3;
+    shape.split_type_read = true;
+  } else if (!f.types.empty() || f.unread_only) {
+    shape.index = 4;
+    shape.split_type_read = true;
+  }
+
+  // The arms: the cross product of the per-arm values.
+  std::vector<Arm> arms{Arm{}};
+  if (shape.split_tasks) {
+    arms.clear();
+    for (int64_t t : tasks) arms.push_back(Arm{t, "", -1});
+  }
+  if (shape.split_type_read) arms = TypeReadArms(f, arms, all_types);
+  shape.arms = arms.size();
+
+  // What every arm shares, and what is bound for it.
+  shape.tasks_json = q.bind_tasks_json = !tasks.empty() && !shape.split_tasks;
+  shape.to = q.bind_to = !f.to.empty();
+  shape.from = q.bind_from = !f.from.empty();
+  if (!shape.split_type_read) {
+    shape.one_type = f.types.size() == 1;
+    shape.types_json = q.bind_types_json = f.types.size() > 1;
+    if (shape.one_type) q.binds.push_back({5, 0, f.types[0], true});
+    shape.unread = f.unread_only;
+  }
+  shape.newest = newest_first;
+
+  int next = 10;  // arm parameters start at ?10, in BuildSql's order
+  for (const Arm& a : arms) {
+    if (shape.split_tasks) q.binds.push_back({next++, a.task, "", false});
+    if (shape.split_type_read) {
+      q.binds.push_back({next++, 0, a.type, true});
+      q.binds.push_back({next++, a.read, "", false});
+    }
+  }
+  std::string scratch;
+  q.sql = SqlFor(shape, &scratch);
   return q;
 }
 
