@@ -100,6 +100,7 @@ struct QueryShape {
        from = false, one_type = false, types_json = false, unread = false, newest = false;
   size_t arms = 1;
 
+  static_assert(kMaxArms < (1u << 16), "arms fit the key's low 16 bits");
   uint64_t Key() const {
     uint64_t k = static_cast<uint64_t>(index);
     for (bool b : {split_tasks, split_type_read, tasks_json, to, from, one_type, types_json,

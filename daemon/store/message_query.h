@@ -13,7 +13,8 @@
 // recipient or sender, a recipient's for a sender when both sides are busy. Beyond
 // kMaxTaskArms task ids or kMaxArms arms, a single seek per id feeds a sort instead (a walk
 // of those tasks' messages).
-// Pure: builds text only; MessageStore runs it. Thread-safety: none needed.
+// Builds text only; MessageStore runs it. Thread-safety: any thread (each keeps its own texts
+// by shape, up to kMaxArms arms: a few hundred at most, whatever the values bound).
 #pragma once
 
 #include <cstdint>
