@@ -35,13 +35,14 @@ std::map<std::string, double> SpendStore::FamiliesOnDay(int64_t day_start_ms) {
 }
 
 std::map<std::string, double> SpendStore::OpenSessions() {
-  // Tasks by their status index first (CROSS JOIN keeps that order, INDEXED BY the index
-  // whatever statistics an ANALYZE left), then each session's total by its key: the work in
-  // flight is read, not every session the store has seen. A session named by several open
-  // tasks comes once per task; the map keeps one.
+  // Open tasks that name a session first, from the partial index that holds only those (0012;
+  // CROSS JOIN keeps that order, INDEXED BY the index whatever statistics an ANALYZE left): no
+  // task row is read, and tasks without a session are not visited. Then each session's total
+  // by its key: the work in flight is read, not every session the store has seen. A session
+  // named by several open tasks comes once per task; the map keeps one.
   auto st = db_.Prepare(
-      "SELECT t.session, s.micros FROM tasks t INDEXED BY tasks_status CROSS JOIN spend_session s "
-      "ON s.session = t.session "
+      "SELECT t.session, s.micros FROM tasks t INDEXED BY tasks_open_session "
+      "CROSS JOIN spend_session s ON s.session = t.session "
       "WHERE t.status IN ('pending', 'ready', 'dispatched', 'blocked') AND t.session != ''");
   std::map<std::string, double> out;
   while (st.Step()) out[st.Text(0)] = Usd(st.Int(1));

@@ -263,6 +263,27 @@ TEST_CASE("query plans: a writer's dispatch finds the terminals of a directory b
   CHECK(exclusive_seeks == 1);
 }
 
+TEST_CASE("query plans: open sessions come from the index of tasks that name one, no row read",
+          "[store][plans]") {
+  // GetStatus's spend lines reread this whenever the store changed; walking every open task
+  // (tasks_status) to find the few that name a session cost a row read for each.
+  TempDb t(true);
+  store::SpendStore(*t.db).OpenSessions();
+  int checked = 0;
+  for (const auto& sql : t.db->CachedSql()) {
+    if (sql.find("JOIN spend_session") == std::string::npos) continue;
+    INFO(sql);
+    std::vector<std::string> plan;
+    auto st = t.db->Prepare("EXPLAIN QUERY PLAN " + sql);
+    while (st.Step()) plan.push_back(st.Text(3));
+    CHECK(plan == std::vector<std::string>{
+                      "SEARCH t USING COVERING INDEX tasks_open_session (status=?)",
+                      "SEARCH s USING PRIMARY KEY (session=?)"});
+    ++checked;
+  }
+  CHECK(checked == 1);
+}
+
 TEST_CASE("query plans: a filter of several arms reads its rows by seq in the merge's order, "
           "without a temporary index or a sort",
           "[store][plans]") {

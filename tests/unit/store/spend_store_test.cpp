@@ -283,5 +283,28 @@ TEST_CASE("only sessions with an open task are listed, their totals kept when th
   AddTask(*t.db, 5, "done");
   CheckSame(spend.OpenSessions(), {{"done", 2}});
 }
+
+TEST_CASE("open sessions are read without visiting the open tasks that name none",
+          "[store][spend]") {
+  // GetStatus rereads these whenever the store changed: thousands of queued tasks in no
+  // session must cost it nothing, and no task row is read for those that name one.
+  TempDb t(true);
+  t.db->Begin();
+  for (int64_t id = 1; id <= 3000; ++id) AddTask(*t.db, id, "");
+  for (int64_t id = 3001; id <= 3003; ++id) AddTask(*t.db, id, "s" + std::to_string(id % 2));
+  t.db->Commit();
+  AddDispatch(*t.db, 3001, "anthropic", 3 * kDay, 0.5);
+  store::SpendStore spend(*t.db);
+  spend.OpenSessions();  // compiled and cached: the fetches below are the read's own
+  int64_t before = t.db->PageFetches();
+  auto open = spend.OpenSessions();
+  int64_t fetches = t.db->PageFetches() - before;
+  CheckSame(open, {{"s1", 0.5}, {"s0", 0}});
+  CHECK(open.size() == 2);
+  // The walk of every open task fetched 198 pages here (each leaf of tasks_status and of the
+  // table under it); three index entries and two session rows take 3.
+  CAPTURE(fetches);
+  CHECK(fetches <= 12);
+}
 }  // namespace
 }  // namespace conclave
