@@ -20,6 +20,7 @@
 #include "exec/redactor.h"
 #include "exec/sandbox.h"
 #include "service/commit_batcher.h"
+#include "service/snapshot_reader.h"
 #include "store/cooldown_store.h"
 #include "store/database.h"
 #include "store/dispatch_store.h"
@@ -68,6 +69,8 @@ struct Core {
   boost::asio::thread_pool helpers{kHelperThreads};  // git, big reads, version probes: off the loop
   // notify_command runs here, one at a time: a slow one never holds a helper.
   boost::asio::thread_pool notifier{1};
+  // Reads that walk history (the report), on their own thread and connection.
+  SnapshotReader snapshots{io, db};
   // Reads a run's CPU and I/O from /proc (on the helper pool); tests put a fake here.
   std::shared_ptr<exec::ActivityProbe> activity = std::make_shared<exec::ProcActivityProbe>();
   // Read once at start (exec::DaemonEnvironment). Fixed after Services::Start, like profiles:

@@ -107,8 +107,8 @@ Database::Database(const std::string& path, const Options& options) : path_(path
   InstallSqliteAllocator();  // before SQLite initializes
   // The loop's connection writes every WAL frame: through the VFS that gathers a commit's
   // frames into one write (store/wal_write_vfs.h).
-  int rc = sqlite3_open_v2(path.c_str(), &db_,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+  const int create = options.query_only ? 0 : SQLITE_OPEN_CREATE;
+  int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | create | SQLITE_OPEN_NOMUTEX,
                            WalWriteVfsName());
   if (rc != SQLITE_OK) {
     std::string msg = "cannot open database " + path + ": " +
@@ -123,6 +123,26 @@ Database::Database(const std::string& path, const Options& options) : path_(path
   sqlite3_rollback_hook(db_, &Database::OnRollback, this);
   sqlite3_busy_timeout(db_, options.busy_timeout_ms);
   try {
+    if (options.query_only) {
+      // The loop's connection owns the file's settings and the WAL; this one only reads. Not
+      // even its close may checkpoint (it can be the last to close in a test).
+      CheckSqlite(db_, sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr),
+                  "no checkpoint on close");
+      Exec("PRAGMA query_only=ON;");
+      sqlite3_stmt* mode = nullptr;  // not cached: the catch below closes the connection
+      sqlite3_prepare_v2(db_, "PRAGMA journal_mode", -1, &mode, nullptr);
+      const unsigned char* text =
+          mode && sqlite3_step(mode) == SQLITE_ROW ? sqlite3_column_text(mode, 0) : nullptr;
+      const bool wal = text && std::string_view(reinterpret_cast<const char*>(text)) == "wal";
+      sqlite3_finalize(mode);
+      if (!wal) {
+        throw StoreError(SQLITE_CANTOPEN, path + ": not in WAL mode; a reader opens only the "
+                                                 "daemon's own database");
+      }
+      Exec("PRAGMA cache_size=-" + std::to_string(options.cache_kib) + ";");
+      Exec("PRAGMA temp_store=MEMORY;");
+      return;
+    }
     // A new database gets 1 KiB pages (an existing one keeps the size it was made with).
     // Every commit writes each page it touched to the WAL whole, and SQLite checksums every
     // byte it writes there: a commit on the dispatch path touches ~17 pages (rows, their

@@ -105,6 +105,10 @@ class Database {
     int checkpoint_kib = 16384;
     // Page cache of the loop's connection, in KiB.
     int cache_kib = 32768;
+    // A reader beside the loop's connection (service/SnapshotReader): the file must exist and
+    // be in WAL mode already; nothing is created, set in the file or checkpointed (not even
+    // at close), and every write is refused (PRAGMA query_only). checkpoint_kib is ignored.
+    bool query_only = false;
   };
 
   // Opens (creating if needed) the database file in WAL mode. Throws StoreError.
@@ -133,6 +137,9 @@ class Database {
   // changes included): moves with every write this connection makes.
   int64_t TotalChanges() const { return sqlite3_total_changes64(db_); }
   bool InTransaction() const { return !sqlite3_get_autocommit(db_); }
+  // Makes the statement running on this connection stop with SQLITE_INTERRUPT (a StoreError).
+  // The one call safe from any thread while another uses the connection.
+  void Interrupt() { sqlite3_interrupt(db_); }
   // Moves whenever changes made through this connection may have been undone: ROLLBACK (ours
   // or one SQLite makes by itself), ROLLBACK TO, or any SQL run through Exec. The stores' row caches (store/row_cache.h) drop
   // what they hold when it moved.

@@ -1,0 +1,37 @@
+// Contract: see snapshot_reader.h.
+#include "service/snapshot_reader.h"
+
+namespace conclave::service {
+
+SnapshotReader::~SnapshotReader() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;  // reads still queued fail at once
+    if (db_) db_->Interrupt();
+  }
+  pool_.join();
+}
+
+bool SnapshotReader::HasFile() const {
+  const std::string& path = loop_db_.path();
+  return !path.empty() && path != ":memory:" && path.rfind("file::memory:", 0) != 0;
+}
+
+store::Database& SnapshotReader::Connection() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) throw store::StoreError(SQLITE_INTERRUPT, "the daemon is stopping");
+  if (!db_) {
+    store::Database::Options options;
+    options.query_only = true;
+    options.cache_kib = 8192;  // reports walk much once, rarely the same pages again
+    db_ = std::make_unique<store::Database>(loop_db_.path(), options);
+  }
+  return *db_;
+}
+
+int64_t SnapshotReader::reads_off_loop() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reads_off_loop_;
+}
+
+}  // namespace conclave::service
