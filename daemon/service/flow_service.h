@@ -17,6 +17,7 @@
 #include "domain/flow.h"
 #include "service/core.h"
 #include "service/dispatch_scheduler.h"
+#include "service/flow_reads.h"
 #include "service/ports.h"
 #include "service/review_rounds.h"
 #include "service/review_service.h"
@@ -34,17 +35,6 @@ struct StartFlowInput {
   double budget_usd = 0;              // the flow's spend cap; 0 = none
 };
 
-struct FlowView {
-  domain::Flow flow;
-  std::string review_verdict;  // the last verdict ("" while none)
-  std::string merge_command;   // how a person merges the branch
-  int implement_runs = 0, verify_runs = 0;
-  double cost_usd = 0;
-  // Every dispatch of its steps: [{round, step, task_id, dispatch_id, terminal, state,
-  // failure_kind, exit_code, cost_usd}], in order.
-  nlohmann::json dispatches = nlohmann::json::array();
-};
-
 class FlowService : public DispatchListener,
                     public ReviewFinished,
                     public FlowSweeper,
@@ -52,9 +42,10 @@ class FlowService : public DispatchListener,
                     public RetryTargets {
  public:
   FlowService(Core& core, store::FlowStore& store, TaskService& tasks,
-              DispatchScheduler& scheduler, ReviewService& reviews)
+              DispatchScheduler& scheduler, ReviewService& reviews,
+              store::ReviewStore& review_store)
       : core_(core), store_(store), tasks_(tasks), scheduler_(scheduler), reviews_(reviews),
-        waiters_(core.clock, [this](int64_t id) { return Get(id); }) {}
+        review_store_(review_store), waiters_(core.clock, [this](int64_t id) { return Get(id); }) {}
 
   void Start(StartFlowInput in, Done<FlowView> done);
   StatusOr<FlowView> Get(int64_t id);
@@ -64,8 +55,6 @@ class FlowService : public DispatchListener,
   void Cancel(int64_t id, Done<FlowView> done);
   // id 0: every ended flow not yet cleaned.
   void Clean(int64_t id, Done<std::vector<FlowView>> done);
-  // `report`'s per-flow figures for flows started at or after since_ms (domain/flow_figures).
-  nlohmann::json Figures(int64_t since_ms);
   // Retention: cleans ready and cancelled flows last changed before cutoff_ms.
   void CleanEndedBefore(int64_t cutoff_ms) override;
 
@@ -131,6 +120,7 @@ class FlowService : public DispatchListener,
   TaskService& tasks_;
   DispatchScheduler& scheduler_;
   ReviewService& reviews_;
+  store::ReviewStore& review_store_;
   std::set<int64_t> busy_, again_;  // flows with git work in flight / to advance after it
   WaiterTable<FlowView> waiters_;
 };

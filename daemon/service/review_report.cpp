@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "domain/dispatch.h"
 #include "domain/review_figures.h"
 
 namespace conclave::service {

@@ -2,7 +2,8 @@
 // of every dispatch, and the review figures of domain/review_figures.h (which reviews count,
 // unique findings by family and severity, incremental value, terminations of debates only,
 // rubber-stamp rate, reviewer reliability, cost; every rate with its denominator), per review
-// and overall. Loop thread only.
+// and overall. It reads through the stores it is given, on whichever thread owns their
+// connection (ReviewService builds it on SnapshotReader's, off the loop).
 #pragma once
 
 #include <map>
@@ -10,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "service/core.h"
 #include "store/report_store.h"
 #include "store/review_store.h"
 
@@ -32,14 +32,14 @@ struct ReportView {
 
 class ReviewReport {
  public:
-  ReviewReport(Core& core, store::ReviewStore& reviews) : core_(core), reviews_(reviews), report_(core.db) {}
+  ReviewReport(store::ReportStore& report, store::ReviewStore& reviews)
+      : reviews_(reviews), report_(report) {}
   ReportView Build(int64_t since_ms);
 
  private:
   std::vector<ProfileFigures> Profiles(int64_t since_ms);
-  Core& core_;
   store::ReviewStore& reviews_;
-  store::ReportStore report_;
+  store::ReportStore& report_;
 };
 
 }  // namespace conclave::service

@@ -7,6 +7,7 @@
 #include "domain/model_family.h"
 #include "domain/review_policy.h"
 #include "exec/profile_model.h"
+#include "service/flow_reads.h"
 
 namespace conclave::service {
 namespace {
@@ -31,6 +32,22 @@ ReviewView ReviewService::View(const domain::Review& r) {
   v.signoffs = store_.Signoffs(r.id);
   for (const auto& round : v.rounds) v.cost_usd += round.cost_usd;
   return v;
+}
+
+void ReviewService::Report(int64_t since_ms, Done<ReportView> done) {
+  core_.snapshots.Read<ReportView>(
+      [since_ms](store::Database& db) {
+        store::ReportStore report(db);
+        store::ReviewStore reviews(db);
+        ReportView view = ReviewReport(report, reviews).Build(since_ms);
+        store::FlowStore flows(db);
+        store::TaskStore tasks(db);
+        store::DispatchStore dispatches(db);
+        FlowReads reads{flows, tasks, dispatches, reviews};
+        view.json["flows"] = FlowFiguresSince(reads, since_ms);
+        return view;
+      },
+      std::move(done));
 }
 
 StatusOr<ReviewView> ReviewService::Get(int64_t id) {

@@ -56,14 +56,17 @@ class ReviewService : public ReviewFinished {
   ReviewService(Core& core, store::ReviewStore& store, ReviewRounds& rounds,
                 ReviewVerdicts& verdicts, ReviewWorkspace& workspace)
       : core_(core), store_(store), rounds_(rounds), verdicts_(verdicts), workspace_(workspace),
-        report_(core, store), waiters_(core.clock, [this](int64_t id) { return Get(id); }) {}
+        waiters_(core.clock, [this](int64_t id) { return Get(id); }) {}
 
   void Start(StartReviewInput in, Done<ReviewView> done);
   StatusOr<ReviewView> Get(int64_t id);
   std::vector<ReviewView> List(int limit);
   void Wait(int64_t id, int64_t timeout_ms, Done<ReviewView> done);
   void Regate(int64_t id, RegateInput in, Done<ReviewView> done);
-  ReportView Report(int64_t since_ms) { return report_.Build(since_ms); }
+  // The report since since_ms — every profile's reliability, the review figures and the
+  // flows' (json["flows"]) — built off the loop (core.snapshots) in one read of the store: it
+  // walks every dispatch, review and flow since then.
+  void Report(int64_t since_ms, Done<ReportView> done);
 
   // Also tells `also` (the flows) of every verdict, after the review's own waiters.
   void AlsoTell(ReviewFinished* also) { also_ = also; }
@@ -96,7 +99,6 @@ class ReviewService : public ReviewFinished {
   ReviewRounds& rounds_;
   ReviewVerdicts& verdicts_;
   ReviewWorkspace& workspace_;
-  ReviewReport report_;
   ReviewFinished* also_ = nullptr;
   WaiterTable<ReviewView> waiters_;
 };

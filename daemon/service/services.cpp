@@ -29,7 +29,7 @@ Services::Services(Core& c)
       round_launcher(c, review_store, scheduler, terminals, review_workspace),
       review_rounds(c, review_store, round_launcher, review_verdicts),
       reviews(c, review_store, review_rounds, review_verdicts, review_workspace),
-      flows(c, flow_store, tasks, scheduler, reviews),
+      flows(c, flow_store, tasks, scheduler, reviews, review_store),
       doctor(c),
       retention(c) {
   messaging.Connect(&reports, &runs, &callers);

@@ -176,7 +176,11 @@ TEST_CASE("measure mode runs the same-source and the foreign reviewer independen
   auto r = h.Review(v->review.id);
   CHECK(r.measure);
   CHECK(r.termination == "parallel");
-  auto report = h.services->reviews.Report(0).json;
+  std::optional<StatusOr<service::ReportView>> built;
+  h.services->reviews.Report(0, [&](StatusOr<service::ReportView> r) { built = std::move(r); });
+  REQUIRE(h.RunUntil([&] { return built.has_value(); }));
+  REQUIRE(built->ok());
+  auto report = (*built)->json;
   CHECK(report["incremental_value"]["measured"]["foreign_only"] == 1);
   CHECK(report["incremental_value"]["measured"]["same_source_only"] == 1);
   CHECK(report["debates"]["count"] == 0);
