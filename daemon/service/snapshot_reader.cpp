@@ -23,10 +23,23 @@ store::Database& SnapshotReader::Connection() {
   if (!db_) {
     store::Database::Options options;
     options.query_only = true;
-    options.cache_kib = 8192;  // reports walk much once, rarely the same pages again
+    options.cache_kib = 8192;  // let go after each read (AfterRead)
     db_ = std::make_unique<store::Database>(loop_db_.path(), options);
   }
   return *db_;
+}
+
+void SnapshotReader::AfterRead(bool store_failed) {
+  std::unique_ptr<store::Database> closing;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!db_) return;
+    if (store_failed) {
+      closing = std::move(db_);  // no transaction or interrupted state outlives the read
+    } else {
+      db_->ReleaseMemory();
+    }
+  }
 }
 
 int64_t SnapshotReader::reads_off_loop() const {

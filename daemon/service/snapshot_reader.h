@@ -1,11 +1,13 @@
-// SnapshotReader: reads that walk history (the report's every dispatch and review since a
-// date) run here, on a thread and SQLite connection of their own, instead of on the loop. A
+// SnapshotReader: reads that walk history (the report's every dispatch, review and flow since
+// a date) run here, on a thread and SQLite connection of their own, instead of on the loop. A
 // walk over a long history took the loop for hundreds of milliseconds (200k dispatches: about
 // 0.3 s), and every Wait, Send and worker's completion waited behind it.
 // Each read runs inside one read transaction on a query-only connection (store::Database's
-// query_only), so it sees one committed state of the store however long it takes, and the
-// loop's writes go on meanwhile (WAL). Reads run one at a time, in the order asked for; the
-// result comes back to the loop.
+// query_only), begun with a first read before the work starts, so the work sees one committed
+// state of the store however long it takes, and the loop's writes go on meanwhile (WAL). Reads
+// run one at a time, in the order asked for; the result comes back to the loop. After a read
+// that failed in the store, the connection is closed and the next read opens a new one (no
+// transaction outlives its read); after every read its page cache is let go.
 // A database with no file (":memory:" in a test) has no second connection: its reads run on
 // the loop's own connection, in a later turn of the loop.
 // Thread-safety: Read() from the loop thread; `work` runs on the reader's thread and must
@@ -30,7 +32,9 @@ class SnapshotReader {
  public:
   SnapshotReader(boost::asio::io_context& io, store::Database& loop_db)
       : io_(io), loop_db_(loop_db) {}
-  // Stops a read in progress (it ends with an error no one hears) and waits for the thread.
+  // Interrupts the statement of a read in progress, if one is running (the read then fails;
+  // work between statements runs to its end), fails the reads still queued, and waits for the
+  // thread. Their `then` is still posted to the loop.
   ~SnapshotReader();
   SnapshotReader(const SnapshotReader&) = delete;
   SnapshotReader& operator=(const SnapshotReader&) = delete;
@@ -40,22 +44,27 @@ class SnapshotReader {
 
   // Reads finished on the reader's own connection (tests: proof that it was used).
   int64_t reads_off_loop() const;
-  // Test-only: runs inside each read's transaction, before its work, on the thread that runs
-  // it (a test holds a read there to show the loop going on meanwhile).
+  // Test-only: runs inside each read's transaction, after its first read and before its work,
+  // on the thread that runs it (a test holds a read there to show the loop going on).
   void SetBeforeWorkForTest(std::function<void()> hook) { before_work_ = std::move(hook); }
 
  private:
   bool HasFile() const;
   // The reader's connection, opened on first use (on the reader's thread). Throws StoreError.
   store::Database& Connection();
-  // Runs work in one read transaction on db; a StoreError or other exception becomes a status.
+  // After a read: its cache let go; after a store error, the connection closed.
+  void AfterRead(bool store_failed);
+  // Runs work in one read transaction on db (own: begun and ended here; otherwise the work
+  // reads inside the transaction db has open). A StoreError or other exception becomes a
+  // status; *store_failed says which.
   template <typename T>
-  StatusOr<T> InSnapshot(store::Database& db, const std::function<T(store::Database&)>& work);
+  StatusOr<T> InSnapshot(store::Database& db, bool own,
+                         const std::function<T(store::Database&)>& work, bool* store_failed);
 
   boost::asio::io_context& io_;
   store::Database& loop_db_;
-  mutable std::mutex mu_;                // guards db_ (the destructor interrupts it) and the count
-  std::unique_ptr<store::Database> db_;  // the reader thread's connection
+  mutable std::mutex mu_;                // guards db_ (the destructor interrupts it), the count
+  std::unique_ptr<store::Database> db_;  // and stopping_; db_ is used on the reader's thread
   int64_t reads_off_loop_ = 0;
   bool stopping_ = false;
   std::function<void()> before_work_;  // set before the first read, then only read
@@ -63,13 +72,15 @@ class SnapshotReader {
 };
 
 template <typename T>
-StatusOr<T> SnapshotReader::InSnapshot(store::Database& db,
-                                       const std::function<T(store::Database&)>& work) {
-  // The loop's connection (no file) may be inside the batcher's open transaction: the work
-  // then reads within it.
-  const bool own = !db.InTransaction();
+StatusOr<T> SnapshotReader::InSnapshot(store::Database& db, bool own,
+                                       const std::function<T(store::Database&)>& work,
+                                       bool* store_failed) {
+  *store_failed = false;
   try {
-    if (own) db.BeginRead();
+    if (own) {
+      db.BeginRead();
+      db.Prepare("SELECT 1 FROM sqlite_schema LIMIT 1").Step();  // the snapshot starts here
+    }
     try {
       if (before_work_) before_work_();
       T out = work(db);
@@ -80,6 +91,7 @@ StatusOr<T> SnapshotReader::InSnapshot(store::Database& db,
       throw;
     }
   } catch (const store::StoreError& e) {
+    *store_failed = true;
     return Unavailable(std::string("store: ") + e.what());
   } catch (const std::exception& e) {
     return Internal(std::string("internal error: ") + e.what());
@@ -91,23 +103,31 @@ void SnapshotReader::Read(std::function<T(store::Database&)> work,
                           std::function<void(StatusOr<T>)> then) {
   if (!HasFile()) {
     boost::asio::post(io_, [this, work = std::move(work), then = std::move(then)] {
-      then(InSnapshot(loop_db_, work));
+      // The loop's connection may be inside the batcher's open transaction: then the work
+      // reads within it.
+      bool store_failed = false;
+      then(InSnapshot(loop_db_, !loop_db_.InTransaction(), work, &store_failed));
     });
     return;
   }
   boost::asio::post(pool_, [this, work = std::move(work), then = std::move(then)]() mutable {
     StatusOr<T> out = Unavailable("store: the reader's connection did not open");
+    bool store_failed = true;
     try {
-      out = InSnapshot(Connection(), work);
-      if (out.ok()) {
-        std::lock_guard<std::mutex> lock(mu_);
-        ++reads_off_loop_;
-      }
+      out = InSnapshot(Connection(), true, work, &store_failed);
     } catch (const store::StoreError& e) {
       out = Unavailable(std::string("store: cannot open a reader: ") + e.what());
+    } catch (const std::exception& e) {
+      out = Internal(std::string("internal error: cannot open a reader: ") + e.what());
     }
-    boost::asio::post(
-        io_, [then = std::move(then), out = std::move(out)]() mutable { then(std::move(out)); });
+    AfterRead(store_failed);
+    if (out.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++reads_off_loop_;
+    }
+    boost::asio::post(io_, [then = std::move(then), out = std::move(out)]() mutable {
+      then(std::move(out));
+    });
   });
 }
 

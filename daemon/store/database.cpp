@@ -130,14 +130,18 @@ Database::Database(const std::string& path, const Options& options) : path_(path
                   "no checkpoint on close");
       Exec("PRAGMA query_only=ON;");
       sqlite3_stmt* mode = nullptr;  // not cached: the catch below closes the connection
-      sqlite3_prepare_v2(db_, "PRAGMA journal_mode", -1, &mode, nullptr);
-      const unsigned char* text =
-          mode && sqlite3_step(mode) == SQLITE_ROW ? sqlite3_column_text(mode, 0) : nullptr;
-      const bool wal = text && std::string_view(reinterpret_cast<const char*>(text)) == "wal";
+      CheckSqlite(db_, sqlite3_prepare_v2(db_, "PRAGMA journal_mode", -1, &mode, nullptr),
+                  "PRAGMA journal_mode");
+      const int step = sqlite3_step(mode);
+      const unsigned char* text = step == SQLITE_ROW ? sqlite3_column_text(mode, 0) : nullptr;
+      std::string journal = text ? reinterpret_cast<const char*>(text) : "";
+      std::string error = step == SQLITE_ROW ? "" : sqlite3_errmsg(db_);
       sqlite3_finalize(mode);
-      if (!wal) {
-        throw StoreError(SQLITE_CANTOPEN, path + ": not in WAL mode; a reader opens only the "
-                                                 "daemon's own database");
+      if (!error.empty()) throw StoreError(step, path + ": PRAGMA journal_mode: " + error);
+      if (journal != "wal") {
+        throw StoreError(SQLITE_CANTOPEN, path + ": journal mode " + journal +
+                                              ", not WAL; a reader opens only the daemon's own "
+                                              "database");
       }
       Exec("PRAGMA cache_size=-" + std::to_string(options.cache_kib) + ";");
       Exec("PRAGMA temp_store=MEMORY;");

@@ -111,7 +111,8 @@ class Database {
     bool query_only = false;
   };
 
-  // Opens (creating if needed) the database file in WAL mode. Throws StoreError.
+  // Opens (creating if needed) the database file in WAL mode; with query_only, opens an
+  // existing one already in WAL mode. Throws StoreError.
   Database(const std::string& path, const Options& options);
   ~Database();
   Database(const Database&) = delete;
@@ -140,6 +141,8 @@ class Database {
   // Makes the statement running on this connection stop with SQLITE_INTERRUPT (a StoreError).
   // The one call safe from any thread while another uses the connection.
   void Interrupt() { sqlite3_interrupt(db_); }
+  // Lets go of what this connection's page cache holds (a reader between its reads).
+  void ReleaseMemory() { sqlite3_db_release_memory(db_); }
   // Moves whenever changes made through this connection may have been undone: ROLLBACK (ours
   // or one SQLite makes by itself), ROLLBACK TO, or any SQL run through Exec. The stores' row caches (store/row_cache.h) drop
   // what they hold when it moved.

@@ -8,7 +8,8 @@
 //  - whatever may undo a write on the connection — ROLLBACK, ROLLBACK TO, any SQL run through
 //    Database::Exec — moves Database::undo_count(), and the cache empties at its next use.
 // Only the stores write their tables: no trigger or foreign key changes a cached row.
-// Small and oldest-out; rows heavier than kMaxRowBytes are not kept. Loop thread only.
+// Small and oldest-out; rows heavier than kMaxRowBytes are not kept. Used only on the thread
+// that uses its connection (the loop; SnapshotReader's thread for the stores it makes).
 #pragma once
 
 #include <cstddef>

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
 #include <future>
 #include <optional>
 #include <stdexcept>
@@ -45,33 +46,39 @@ TEST_CASE("a report walks the store off the loop: the loop writes while the walk
   int64_t task = h.AddTask("reported");
   AddFinishedDispatches(*h.db, task, 50);
 
-  // The walk is held on its thread until the loop has committed a task of its own. Were the
-  // walk on the loop, the loop would be the one held: the task below could not be created
-  // until the hold timed out, and `released` would stay false.
-  std::atomic<bool> entered{false}, released{false};
-  std::promise<void> release;
-  std::shared_future<void> go = release.get_future().share();
-  std::thread::id loop_thread = std::this_thread::get_id(), walk_thread;
-  h.core->snapshots.SetBeforeWorkForTest([&, go] {
-    walk_thread = std::this_thread::get_id();
-    entered = true;
-    released = go.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  // The walk is held on its thread, its snapshot begun, until the loop has created a task and
+  // committed one more dispatch. Were the walk on the loop, the loop would be the one held:
+  // nothing could be created until the hold timed out, and `released` would stay false.
+  struct Hold {
+    std::atomic<bool> entered{false}, released{false};
+    std::promise<void> release;
+    std::shared_future<void> go = release.get_future().share();
+    std::thread::id walk_thread;
+  };
+  auto hold = std::make_shared<Hold>();
+  const std::thread::id loop_thread = std::this_thread::get_id();
+  h.core->snapshots.SetBeforeWorkForTest([hold] {
+    hold->walk_thread = std::this_thread::get_id();
+    hold->entered = true;
+    hold->released = hold->go.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
   });
   std::optional<StatusOr<service::ReportView>> built;
   h.services->reviews.Report(0, [&](StatusOr<service::ReportView> r) { built = std::move(r); });
-  REQUIRE(h.RunUntil([&] { return entered.load(); }));
+  REQUIRE(h.RunUntil([&] { return hold->entered.load(); }));
   int64_t meanwhile = h.AddTask("created while the report is held");
   CHECK(meanwhile > task);
-  release.set_value();
+  AddFinishedDispatches(*h.db, task, 1);  // committed after the walk's snapshot began
+  hold->release.set_value();
   REQUIRE(h.RunUntil([&] { return built.has_value(); }));
-  CHECK(released);
-  CHECK(walk_thread != loop_thread);
+  CHECK(hold->released);
+  CHECK(hold->walk_thread != loop_thread);
   REQUIRE(built->ok());
   REQUIRE((*built)->profiles.size() == 1);
   CHECK((*built)->profiles[0].profile == "bench");
-  CHECK((*built)->profiles[0].invocations == 50);
+  CHECK((*built)->profiles[0].invocations == 50);  // one state of the store: not the 51st
   CHECK((*built)->profiles[0].clean == 50);
   CHECK(h.core->snapshots.reads_off_loop() == 1);
+  CHECK(CountDispatches(*h.db) == 51);
 }
 
 TEST_CASE("a snapshot read cannot write, and its failures come back as errors",
@@ -110,6 +117,26 @@ TEST_CASE("a snapshot read cannot write, and its failures come back as errors",
   REQUIRE(counted->ok());
   CHECK(**counted == 5);
   CHECK(reader.reads_off_loop() == 1);
+}
+
+TEST_CASE("a query-only connection opens only a database in WAL mode",
+          "[service][snapshot]") {
+  ServiceHarness h;  // for its temporary directory
+  const std::string path = h.dir + "/rollback.db";
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(raw, "CREATE TABLE t(x)", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(raw);
+  store::Database::Options options;
+  options.query_only = true;
+  try {
+    store::Database reader(path, options);
+    FAIL("a rollback-journal database was opened as a reader");
+  } catch (const store::StoreError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("not WAL"));
+  }
+  CHECK_THROWS_AS(store::Database(h.dir + "/missing.db", options), store::StoreError);
+  CHECK_FALSE(std::filesystem::exists(h.dir + "/missing.db"));
 }
 
 TEST_CASE("a database without a file is read on the loop's own connection", "[service][snapshot]") {
