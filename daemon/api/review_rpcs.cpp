@@ -14,6 +14,32 @@ std::function<void(StatusOr<service::ReviewView>)> IntoReview(Unary* r, v1::Revi
   };
 }
 
+void IntoReport(const service::ReportView& report, v1::ReportReply* resp) {
+  for (const auto& p : report.profiles) {
+    auto* out = resp->add_profiles();
+    out->set_profile(p.profile);
+    out->set_family(p.family);
+    out->set_invocations(p.invocations);
+    out->set_clean(p.clean);
+    out->set_malformed(p.malformed);
+    out->set_timed_out(p.timed_out);
+    out->set_failed(p.failed);
+    out->set_cost_usd(p.cost_usd);
+  }
+  for (const auto& [k, v] : report.unique_findings_per_family) {
+    (*resp->mutable_unique_findings_per_family())[k] = v;
+  }
+  auto count = [&](const char* k) {
+    auto it = report.terminations.find(k);
+    return it == report.terminations.end() ? int64_t{0} : it->second;
+  };
+  resp->set_reviews(report.reviews);
+  resp->set_converged(count("converged"));
+  resp->set_no_movement(count("no_movement"));
+  resp->set_cap_reached(count("cap_reached"));
+  resp->set_json(report.json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
 }  // namespace
 
 Unary* ConclaveService::StartReview(CTX* ctx, const v1::StartReviewRequest* req, v1::Review* resp) {
@@ -77,36 +103,17 @@ Unary* ConclaveService::Regate(CTX* ctx, const v1::RegateRequest* req, v1::Revie
 
 Unary* ConclaveService::Report(CTX* ctx, const v1::ReportRequest* req, v1::ReportReply* resp) {
   return OnLoop(ctx, *req, domain::Rpc::kReport, [this, req, resp](Unary* r, const domain::Caller& caller) {
-    // Built off the loop (service::SnapshotReader): it walks the history since the date.
-    auto reply = [this, resp, r](StatusOr<service::ReportView> built) {
+    // Built off the loop (service::SnapshotReader) from committed state; answered on the loop
+    // in a later turn, outside OnLoop's catch, so it catches its own.
+    svc_.reviews.Report(req->since_unix_ms(), [resp, r](StatusOr<service::ReportView> built) {
       if (!built.ok()) return r->Finish(ToGrpc(built.status()));
-      auto& report = *built;
-      for (const auto& p : report.profiles) {
-        auto* out = resp->add_profiles();
-        out->set_profile(p.profile);
-        out->set_family(p.family);
-        out->set_invocations(p.invocations);
-        out->set_clean(p.clean);
-        out->set_malformed(p.malformed);
-        out->set_timed_out(p.timed_out);
-        out->set_failed(p.failed);
-        out->set_cost_usd(p.cost_usd);
+      try {
+        IntoReport(*built, resp);
+      } catch (const std::exception& e) {
+        return r->Finish(grpc::Status(grpc::StatusCode::INTERNAL, e.what()));
       }
-      for (const auto& [k, v] : report.unique_findings_per_family) {
-        (*resp->mutable_unique_findings_per_family())[k] = v;
-      }
-      auto count = [&](const char* k) {
-        auto it = report.terminations.find(k);
-        return it == report.terminations.end() ? int64_t{0} : it->second;
-      };
-      resp->set_reviews(report.reviews);
-      resp->set_converged(count("converged"));
-      resp->set_no_movement(count("no_movement"));
-      resp->set_cap_reached(count("cap_reached"));
-      resp->set_json(report.json.dump());
-      FinishAfterCommit(r, Status::Ok());
-    };
-    svc_.reviews.Report(req->since_unix_ms(), std::move(reply));
+      r->Finish(grpc::Status::OK);
+    });
   });
 }
 
