@@ -4,6 +4,7 @@
 -- session paid a row read for each at every status reread, on the loop. This index holds only
 -- tasks that name a session, with the status and session the read needs, so it reads no task
 -- row and nothing for a task without a session. A task without a session never enters it, so
--- its writes cost what they did; a task with one pays a page of this index when its status
--- changes.
+-- its writes cost what they did; a task with one pays a page of this index when it is
+-- inserted or deleted and when its status or session changes. Finished tasks stay in it (the
+-- read seeks the open statuses only).
 CREATE INDEX tasks_open_session ON tasks(status, session) WHERE session != '';
