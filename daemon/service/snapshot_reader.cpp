@@ -18,14 +18,20 @@ bool SnapshotReader::HasFile() const {
 }
 
 store::Database& SnapshotReader::Connection() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) throw store::StoreError(SQLITE_INTERRUPT, "the daemon is stopping");
+    if (db_) return *db_;  // only this thread sets or closes it
+  }
+  // Opened outside the lock: an open may wait out a busy lock, and the destructor must not.
+  store::Database::Options options;
+  options.query_only = true;
+  options.cache_kib = 8192;  // let go after each read (AfterRead)
+  auto opened = std::make_unique<store::Database>(loop_db_.path(), options);
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) throw store::StoreError(SQLITE_INTERRUPT, "the daemon is stopping");
-  if (!db_) {
-    store::Database::Options options;
-    options.query_only = true;
-    options.cache_kib = 8192;  // let go after each read (AfterRead)
-    db_ = std::make_unique<store::Database>(loop_db_.path(), options);
-  }
+  db_ = std::move(opened);
+  ++connections_opened_;
   return *db_;
 }
 
@@ -45,6 +51,11 @@ void SnapshotReader::AfterRead(bool store_failed) {
 int64_t SnapshotReader::reads_off_loop() const {
   std::lock_guard<std::mutex> lock(mu_);
   return reads_off_loop_;
+}
+
+int64_t SnapshotReader::connections_opened() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return connections_opened_;
 }
 
 }  // namespace conclave::service

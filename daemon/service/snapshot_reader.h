@@ -32,9 +32,9 @@ class SnapshotReader {
  public:
   SnapshotReader(boost::asio::io_context& io, store::Database& loop_db)
       : io_(io), loop_db_(loop_db) {}
-  // Interrupts the statement of a read in progress, if one is running (the read then fails;
-  // work between statements runs to its end), fails the reads still queued, and waits for the
-  // thread. Their `then` is still posted to the loop.
+  // Interrupts the statement of a read in progress if one is running at that moment (the read
+  // then fails; otherwise the read runs to its end), fails the reads still queued, and waits
+  // for the thread. Their `then` is still posted to the loop.
   ~SnapshotReader();
   SnapshotReader(const SnapshotReader&) = delete;
   SnapshotReader& operator=(const SnapshotReader&) = delete;
@@ -42,8 +42,9 @@ class SnapshotReader {
   template <typename T>
   void Read(std::function<T(store::Database&)> work, std::function<void(StatusOr<T>)> then);
 
-  // Reads finished on the reader's own connection (tests: proof that it was used).
+  // Reads finished on the reader's own connection, and connections it opened (tests).
   int64_t reads_off_loop() const;
+  int64_t connections_opened() const;
   // Test-only: runs inside each read's transaction, after its first read and before its work,
   // on the thread that runs it (a test holds a read there to show the loop going on).
   void SetBeforeWorkForTest(std::function<void()> hook) { before_work_ = std::move(hook); }
@@ -65,7 +66,7 @@ class SnapshotReader {
   store::Database& loop_db_;
   mutable std::mutex mu_;                // guards db_ (the destructor interrupts it), the count
   std::unique_ptr<store::Database> db_;  // and stopping_; db_ is used on the reader's thread
-  int64_t reads_off_loop_ = 0;
+  int64_t reads_off_loop_ = 0, connections_opened_ = 0;
   bool stopping_ = false;
   std::function<void()> before_work_;  // set before the first read, then only read
   boost::asio::thread_pool pool_{1};   // last: joined before the connection goes
@@ -87,14 +88,20 @@ StatusOr<T> SnapshotReader::InSnapshot(store::Database& db, bool own,
       if (own) db.Commit();
       return out;
     } catch (...) {
-      if (own && db.InTransaction()) db.Rollback();
-      throw;
+      try {
+        if (own && db.InTransaction()) db.Rollback();
+      } catch (const store::StoreError&) {
+        *store_failed = true;  // the reader's connection is closed after this read
+      }
+      throw;  // the work's own error, not the rollback's
     }
   } catch (const store::StoreError& e) {
     *store_failed = true;
     return Unavailable(std::string("store: ") + e.what());
   } catch (const std::exception& e) {
     return Internal(std::string("internal error: ") + e.what());
+  } catch (...) {
+    return Internal("internal error: an exception of unknown type");
   }
 }
 
@@ -119,6 +126,8 @@ void SnapshotReader::Read(std::function<T(store::Database&)> work,
       out = Unavailable(std::string("store: cannot open a reader: ") + e.what());
     } catch (const std::exception& e) {
       out = Internal(std::string("internal error: cannot open a reader: ") + e.what());
+    } catch (...) {
+      out = Internal("internal error: cannot open a reader");
     }
     AfterRead(store_failed);
     if (out.ok()) {

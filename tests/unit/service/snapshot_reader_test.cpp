@@ -109,7 +109,10 @@ TEST_CASE("a snapshot read cannot write, and its failures come back as errors",
   CHECK(threw->status().code() == Code::kInternal);
   CHECK_THAT(threw->status().message(), Catch::Contains("no figures"));
 
-  // The connection is still good after both, and sees what the loop committed since.
+  // The write failed in the store: its connection was closed, and the next read opens another
+  // (no transaction or interrupted state outlives a read). The throwing work's did not.
+  CHECK(reader.connections_opened() == 2);
+  // The reader still reads, and sees what the loop committed since.
   AddFinishedDispatches(*h.db, task, 2);
   std::optional<StatusOr<int64_t>> counted;
   reader.Read<int64_t>(CountDispatches, [&](StatusOr<int64_t> r) { counted = std::move(r); });
@@ -117,6 +120,7 @@ TEST_CASE("a snapshot read cannot write, and its failures come back as errors",
   REQUIRE(counted->ok());
   CHECK(**counted == 5);
   CHECK(reader.reads_off_loop() == 1);
+  CHECK(reader.connections_opened() == 2);
 }
 
 TEST_CASE("a query-only connection opens only a database in WAL mode",
