@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -17,6 +18,9 @@ namespace {
 namespace fs = std::filesystem;
 using domain::FlowStep;
 constexpr size_t kMaxBriefBytes = 1 << 20;
+// Flows the retention pass cleans at most (per ended status): each is a worktree removed on
+// the helpers' thread, and its row is read on the loop.
+constexpr int kCleanBatch = 500;
 
 nlohmann::json Array(const std::vector<std::string>& v) {
   nlohmann::json a = nlohmann::json::array();
@@ -203,15 +207,12 @@ void FlowService::Cancel(int64_t id, Done<FlowView> done) {
 }
 
 void FlowService::CleanEndedBefore(int64_t cutoff_ms) {
-  for (const auto& f : store_.List("", 100000)) {
-    if (f.cleaned || (f.status != "ready" && f.status != "cancelled") || f.updated_ms >= cutoff_ms) {
-      continue;
-    }
-    int64_t id = f.id;
-    Clean(id, [id](StatusOr<std::vector<FlowView>> r) {
-      if (!r.ok()) spdlog::warn("retention: cleaning flow {}: {}", id, r.status().message());
-    });
-  }
+  // A bounded batch a pass (the rows are read on the loop); the next pass takes the rest.
+  auto due = store_.Uncleaned({"ready", "cancelled"}, cutoff_ms, kCleanBatch);
+  if (due.empty()) return;
+  CleanFlows(std::move(due), [](StatusOr<std::vector<FlowView>> r) {
+    if (!r.ok()) spdlog::warn("retention: cleaning ended flows: {}", r.status().message());
+  });
 }
 
 void FlowService::Clean(int64_t id, Done<std::vector<FlowView>> done) {
@@ -225,10 +226,16 @@ void FlowService::Clean(int64_t id, Done<std::vector<FlowView>> done) {
     }
     flows.push_back(*f);
   } else {
-    for (const auto& f : store_.List("", 100000)) {
-      if (f.status != "running" && !f.cleaned) flows.push_back(f);
+    std::vector<std::string> ended;
+    for (const auto& status : domain::FlowStatuses()) {
+      if (status != "running") ended.push_back(status);
     }
+    flows = store_.Uncleaned(ended, std::numeric_limits<int64_t>::max(), -1);
   }
+  CleanFlows(std::move(flows), std::move(done));
+}
+
+void FlowService::CleanFlows(std::vector<domain::Flow> flows, Done<std::vector<FlowView>> done) {
   auto& git = core_.commands;
   boost::asio::post(core_.helpers, [this, &git, flows, done = std::move(done)]() mutable {
     std::vector<std::pair<int64_t, std::string>> notes;

@@ -112,8 +112,7 @@ void ReviewRounds::OnDispatchFinished(const domain::Dispatch& d, const std::stri
 }
 
 void ReviewRounds::Resume() {
-  for (const auto& r : store_.List(100000)) {
-    if (r.status != ReviewStatus::kRunning) continue;
+  for (const auto& r : store_.Running()) {
     // The round directories may be gone (a reboot cleans the temp dir): make them again.
     launcher_.PrepareRunning(r);
     for (const auto& round : RoundsOfRevision(store_, r)) {

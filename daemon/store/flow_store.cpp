@@ -145,6 +145,20 @@ std::vector<domain::Flow> FlowStore::Running() {
   return out;
 }
 
+std::vector<domain::Flow> FlowStore::Uncleaned(const std::vector<std::string>& statuses,
+                                               int64_t before_ms, int limit) {
+  auto st = db_.Prepare(Select() +
+                        " INDEXED BY flows_uncleaned WHERE cleaned = 0 AND status = ?1 AND "
+                        "updated_ms < ?2 ORDER BY updated_ms, id LIMIT ?3");
+  std::vector<domain::Flow> out;
+  for (const auto& status : statuses) {
+    st.Reset();
+    st.Bind(1, status).Bind(2, before_ms).Bind(3, static_cast<int64_t>(limit));
+    while (st.Step()) out.push_back(ReadRow(st));
+  }
+  return out;
+}
+
 bool FlowStore::AnyRunning() {
   if (none_running_ && none_seen_ == db_.undo_count()) return false;
   auto st = db_.Prepare("SELECT 1 FROM flows WHERE status = 'running' LIMIT 1");

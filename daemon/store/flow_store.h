@@ -23,6 +23,11 @@ class FlowStore {
   // Newest first; status "" = any.
   std::vector<domain::Flow> List(const std::string& status, int limit);
   std::vector<domain::Flow> Running();
+  // Flows not cleaned yet whose status is one of `statuses`, last changed before before_ms:
+  // per status, the oldest change first, at most `limit` (< 0: all). A seek of
+  // flows_uncleaned, which holds only flows not cleaned yet.
+  std::vector<domain::Flow> Uncleaned(const std::vector<std::string>& statuses, int64_t before_ms,
+                                      int limit);
   // Whether any flow is running. Asked after every dispatch, and most daemons run no flow: a
   // "none" is remembered, without a statement, until this store writes a flow or anything
   // may have undone a write on the connection (Database::undo_count, as for the row caches).

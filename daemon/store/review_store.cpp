@@ -126,6 +126,15 @@ std::vector<ReviewRecord> ReviewStore::List(int limit, int64_t since_ms) {
   return out;
 }
 
+std::vector<ReviewRecord> ReviewStore::Running() {
+  auto st = db_.Prepare(std::string("SELECT ") + kReviewCols +
+                        " FROM reviews INDEXED BY reviews_running WHERE status = 'running' "
+                        "ORDER BY id");
+  std::vector<ReviewRecord> out;
+  while (st.Step()) out.push_back(ReadReview(st));
+  return out;
+}
+
 int64_t ReviewStore::InsertRound(const RoundRecordRow& r) {
   auto st = db_.Prepare(
       "INSERT INTO review_rounds(review_id, revision, round, role, profile, family, task_id, "

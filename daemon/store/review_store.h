@@ -23,6 +23,8 @@ class ReviewStore {
   int64_t Insert(const ReviewRecord& r);
   void Update(const ReviewRecord& r);
   std::vector<ReviewRecord> List(int limit, int64_t since_ms = 0);
+  // The reviews still running, oldest first: a seek of reviews_running, which holds only them.
+  std::vector<ReviewRecord> Running();
 
   int64_t InsertRound(const RoundRecordRow& r);
   void UpdateRound(const RoundRecordRow& r);

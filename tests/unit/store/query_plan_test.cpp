@@ -6,11 +6,13 @@
 // An index SEARCH is fine, including a bounded walk "id > 0 ORDER BY id LIMIT n".
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 
 #include "store/cooldown_store.h"
 #include "store/counters.h"
 #include "store/dispatch_store.h"
+#include "store/flow_store.h"
 #include "store/gate_store.h"
 #include "store/handle_store.h"
 #include "store/message_store.h"
@@ -282,6 +284,32 @@ TEST_CASE("query plans: open sessions come from the index of tasks that name one
     ++checked;
   }
   CHECK(checked == 1);
+}
+
+TEST_CASE("query plans: a starting daemon's running reviews and the flows to clean seek indexes "
+          "that hold only those",
+          "[store][plans]") {
+  // ReviewRounds::Resume read every review (artifacts included) to keep the running ones; the
+  // flows' clean-up read every flow, cleaned ones included, on the loop.
+  TempDb t(true);
+  store::ReviewStore(*t.db).Running();
+  store::FlowStore(*t.db).Uncleaned({"ready"}, 1, 10);
+  std::map<std::string, std::vector<std::string>> want = {
+      {"reviews_running", {"SEARCH reviews USING INDEX reviews_running (status=?)"}},
+      {"flows_uncleaned", {"SEARCH flows USING INDEX flows_uncleaned (status=? AND updated_ms<?)"}}};
+  int checked = 0;
+  for (const auto& sql : t.db->CachedSql()) {
+    for (const auto& [index, plan_wanted] : want) {
+      if (sql.find("INDEXED BY " + index) == std::string::npos) continue;
+      INFO(sql);
+      std::vector<std::string> plan;
+      auto st = t.db->Prepare("EXPLAIN QUERY PLAN " + sql);
+      while (st.Step()) plan.push_back(st.Text(3));
+      CHECK(plan == plan_wanted);
+      ++checked;
+    }
+  }
+  CHECK(checked == 2);
 }
 
 TEST_CASE("query plans: a filter of several arms reads its rows by seq in the merge's order, "
