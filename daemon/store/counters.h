@@ -1,6 +1,7 @@
-// Counters: row counts kept by triggers (migration 0004) in the same transaction as the rows
-// they count, so status reads one row instead of counting a table. Names: messages,
-// messages_unread, handles_open, terminals_open, tasks_<status>, dispatches_<state>.
+// Counters: row counts kept by triggers (migration 0007) in the same transaction as the rows
+// they count, so status reads one row instead of counting a table. Names: messages_gone and
+// messages_read (0014: the message counts come from the sequence less these, see
+// MessageStore::Count), handles_open, terminals_open, tasks_<status>, dispatches_<state>.
 // Loop thread only (through the loop's Database). Throws StoreError.
 #pragma once
 

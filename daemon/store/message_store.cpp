@@ -161,8 +161,8 @@ int64_t MessageStore::LastSeq() {
   return st.Int(0);
 }
 
-int64_t MessageStore::Count() { return ReadCounter(db_, "messages"); }
+int64_t MessageStore::Count() { return LastSeq() - ReadCounter(db_, "messages_gone"); }
 
-int64_t MessageStore::CountUnread() { return ReadCounter(db_, "messages_unread"); }
+int64_t MessageStore::CountUnread() { return Count() - ReadCounter(db_, "messages_read"); }
 
 }  // namespace conclave::store

@@ -28,6 +28,8 @@ class MessageStore {
                                                 const std::vector<std::string>& types, int limit,
                                                 bool peek);
   int64_t LastSeq();
+  // The rows and the unread rows, from the highest seq given and the counters of rows gone
+  // and rows read (migration 0014): no count of rows, no counter written per insert.
   int64_t Count();
   int64_t CountUnread();
 

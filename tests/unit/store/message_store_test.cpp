@@ -15,6 +15,7 @@
 #include "store/terminal_store.h"
 #include "store/message_store.h"
 #include "store/migrations.h"
+#include "store/retention_store.h"
 #include "temp_db.h"
 
 namespace conclave {
@@ -254,6 +255,92 @@ TEST_CASE("maintained counters equal a count of the rows through inserts and upd
   CHECK(ds.CountInState(domain::DispatchState::kQueued) == 1);
   CHECK(ds.CountInState(domain::DispatchState::kRunning) == 2);
   CHECK(ds.CountInState(domain::DispatchState::kFailed) == 0);
+}
+
+TEST_CASE("the message counts equal a count of the rows through inserts, reads, deletes and "
+          "undone writes",
+          "[store]") {
+  // The counts come from the highest seq given less the rows gone, and the rows read
+  // (migration 0014): every way a row comes, goes or changes its read state must keep them.
+  TempDb t(true);
+  store::MessageStore ms(*t.db);
+  store::RetentionStore retention(*t.db);
+  auto insert = [&](const std::string& to, bool read) {
+    auto m = Msg(to, "status");
+    m.read = read;
+    ms.Insert(m);
+  };
+  auto check = [&](const std::string& step) {
+    INFO(step);
+    CHECK(ms.Count() == CountRows(*t.db, "messages"));
+    CHECK(ms.CountUnread() == CountRows(*t.db, "messages WHERE read = 0"));
+  };
+  check("empty: no sequence yet");
+  Fill(ms, 300);  // a third inserted already read
+  check("inserts");
+  REQUIRE(CountRows(*t.db, "messages WHERE read != 0") > 0);
+  ms.TakeUnread("h1", {}, 20, false);
+  check("marked read");
+  t.db->Exec("UPDATE messages SET read = 0 WHERE seq % 7 = 0");
+  check("marked unread again, by SQL around the store");
+
+  // Undone: a savepoint rolled back, then a whole transaction.
+  t.db->Begin();
+  t.db->Savepoint();
+  insert("h1", false);
+  insert("h1", true);
+  t.db->Exec("DELETE FROM messages WHERE seq = 3");
+  t.db->RollbackTo();
+  t.db->Release();
+  insert("h2", false);
+  t.db->Commit();
+  check("a savepoint undone inside a committed transaction");
+  t.db->Begin();
+  insert("h2", false);
+  ms.TakeUnread("h2", {}, 100, false);
+  t.db->Exec("DELETE FROM messages WHERE seq < 50");
+  t.db->Rollback();
+  check("a transaction rolled back");
+
+  // Retention deletes read messages and heartbeats, the newest row included.
+  ms.TakeUnread("h2", {}, 100, false);  // the newest row (h2's) is read
+  check("h2's read");
+  const int64_t last = ms.LastSeq();
+  auto gone = retention.DeleteMessages(last, last, 0, 1000);
+  REQUIRE(gone.count > 0);
+  REQUIRE(gone.last_seq == last);  // the highest seq's row is gone; the sequence stays
+  check("retention");
+  t.db->Exec("DELETE FROM messages");
+  check("every row deleted");
+  CHECK(ms.Count() == 0);
+  insert("h3", false);
+  check("an insert after that");
+  CHECK(ms.Count() == 1);
+}
+
+TEST_CASE("upgrading to 0014 carries the message counts over, rows deleted before it included",
+          "[store]") {
+  TempDb t;
+  auto ms = store::EmbeddedMigrations();
+  REQUIRE(ms.size() >= 14);
+  std::vector<store::Migration> before(ms.begin(), ms.begin() + 13);  // up to 0013
+  REQUIRE(store::ApplyMigrations(*t.db, before).ok());
+  for (int i = 0; i < 6; ++i) {
+    t.db->Exec(std::string("INSERT INTO messages(created_ms, type, priority, sender, recipient, "
+                           "subject, body, thread_id, read) VALUES (1,'status','normal','a','b',"
+                           "'s','', 't', ") + (i % 3 == 0 ? "1" : "0") + ");");
+  }
+  // The newest row and a read one in the middle are gone: seqs 1..6 given, 4 rows left.
+  t.db->Exec("DELETE FROM messages WHERE seq IN (4, 6)");
+  REQUIRE(store::ApplyMigrations(*t.db, ms).ok());
+  store::MessageStore m(*t.db);
+  CHECK(m.Count() == 4);
+  CHECK(m.CountUnread() == 3);
+  auto more = testing::Msg("b", "status");
+  m.Insert(more);
+  CHECK(more.seq == 7);
+  CHECK(m.Count() == 5);
+  CHECK(m.CountUnread() == 4);
 }
 
 TEST_CASE("counters start from the rows already there when the migration runs", "[store]") {
