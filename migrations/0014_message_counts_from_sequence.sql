@@ -15,6 +15,7 @@
 -- its row is already read. (That trigger still runs for every insert, to test its WHEN:
 -- ~10k instructions, what SQLite's frame for a trigger program costs.)
 -- Nothing may insert a message with an explicit seq: it would skip seqs that never had a row.
+-- A later migration that rebuilds the table must set messages_gone again from its rows.
 INSERT INTO counters(name, n)
   SELECT 'messages_gone',
          COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0) -

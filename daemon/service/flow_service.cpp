@@ -19,8 +19,8 @@ namespace fs = std::filesystem;
 using domain::FlowStep;
 constexpr size_t kMaxBriefBytes = 1 << 20;
 // Flows the retention pass cleans at most (per ended status): each is a worktree removed on
-// the helpers' thread, and its row is read on the loop.
-constexpr int kCleanBatch = 500;
+// the helpers' thread, then its row read and written in one loop turn for the whole batch.
+constexpr int kCleanBatch = 100;
 
 nlohmann::json Array(const std::vector<std::string>& v) {
   nlohmann::json a = nlohmann::json::array();
@@ -210,7 +210,7 @@ void FlowService::CleanEndedBefore(int64_t cutoff_ms) {
   // A bounded batch a pass (the rows are read on the loop); the next pass takes the rest.
   auto due = store_.Uncleaned({"ready", "cancelled"}, cutoff_ms, kCleanBatch);
   if (due.empty()) return;
-  CleanFlows(std::move(due), [](StatusOr<std::vector<FlowView>> r) {
+  CleanFlows(std::move(due), false, [](StatusOr<std::vector<FlowView>> r) {
     if (!r.ok()) spdlog::warn("retention: cleaning ended flows: {}", r.status().message());
   });
 }
@@ -231,30 +231,40 @@ void FlowService::Clean(int64_t id, Done<std::vector<FlowView>> done) {
       if (status != "running") ended.push_back(status);
     }
     flows = store_.Uncleaned(ended, std::numeric_limits<int64_t>::max(), -1);
+    // Newest first, as `flow list` shows them.
+    std::sort(flows.begin(), flows.end(),
+              [](const domain::Flow& a, const domain::Flow& b) { return a.id > b.id; });
   }
-  CleanFlows(std::move(flows), std::move(done));
+  CleanFlows(std::move(flows), id != 0, std::move(done));
 }
 
-void FlowService::CleanFlows(std::vector<domain::Flow> flows, Done<std::vector<FlowView>> done) {
+void FlowService::CleanFlows(std::vector<domain::Flow> flows, bool asked_by_id,
+                             Done<std::vector<FlowView>> done) {
   auto& git = core_.commands;
-  boost::asio::post(core_.helpers, [this, &git, flows, done = std::move(done)]() mutable {
+  boost::asio::post(core_.helpers, [this, &git, flows, asked_by_id, done = std::move(done)]() mutable {
     std::vector<std::pair<int64_t, std::string>> notes;
     for (const auto& f : flows) {
       notes.push_back({f.id, RemoveFlowWorktree(git, f.repo, f.worktree, f.branch)});
     }
-    boost::asio::post(core_.io, [this, notes, done = std::move(done)] {
+    boost::asio::post(core_.io, [this, notes, asked_by_id, done = std::move(done)] {
       std::vector<int64_t> ids;
       Status s = core_.batcher.Write([&]() -> Status {
+        // The flows' terminals (each flow's writers and its verify terminal), read once.
+        std::map<int64_t, std::vector<domain::Terminal>> terminals;
+        for (auto& t : core_.terminals.List(false)) {
+          if (int64_t fid = domain::FlowOfTerminal(t.handle)) terminals[fid].push_back(t);
+        }
         for (const auto& [fid, note] : notes) {
           auto f = store_.Get(fid);
           if (!f) continue;
+          // Changed while its worktree was removed: running again (a reopened flow), or
+          // cleaned by another pass. A flow named by id is cleaned again if asked.
+          if (f->status == "running" || (f->cleaned && !asked_by_id)) continue;
           f->cleaned = true;
           f->note = note;
           f->updated_ms = core_.clock.NowMs();
           store_.Update(*f);
-          for (auto t : core_.terminals.List(false)) {
-            // Its writer (and any it swapped to) and its verify terminal.
-            if (domain::FlowOfTerminal(t.handle) != fid) continue;
+          for (auto& t : terminals[fid]) {
             if (t.state == domain::TerminalState::kIdle) {
               (void)domain::MoveTerminal(t, domain::TerminalState::kClosed);
               core_.terminals.Save(t);

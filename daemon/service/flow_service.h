@@ -55,7 +55,7 @@ class FlowService : public DispatchListener,
   void Cancel(int64_t id, Done<FlowView> done);
   // id 0: every ended flow not yet cleaned.
   void Clean(int64_t id, Done<std::vector<FlowView>> done);
-  // Retention: cleans ready and cancelled flows last changed before cutoff_ms, at most 500
+  // Retention: cleans ready and cancelled flows last changed before cutoff_ms, at most 100
   // of each status a pass (the oldest change first); the next pass goes on.
   void CleanEndedBefore(int64_t cutoff_ms) override;
 
@@ -81,8 +81,10 @@ class FlowService : public DispatchListener,
   Status Validate(StartFlowInput& in);
   FlowView View(const domain::Flow& f);
   // Removes the flows' worktrees on the helpers' thread, then marks them cleaned and closes
-  // their idle terminals in one write; done gets their views.
-  void CleanFlows(std::vector<domain::Flow> flows, Done<std::vector<FlowView>> done);
+  // their idle terminals in one write; done gets their views. A flow running again by then is
+  // left alone, and one cleaned meanwhile too unless it was asked for by id.
+  void CleanFlows(std::vector<domain::Flow> flows, bool asked_by_id,
+                  Done<std::vector<FlowView>> done);
   void WakeWaiters(int64_t id) { waiters_.Wake(id); }
 
   // The engine (flow_steps.cpp).

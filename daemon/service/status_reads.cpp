@@ -27,8 +27,9 @@ void StatusReads::Reread() {
     if (own) core_.db.BeginRead();
     s.schema_version = store::CurrentSchemaVersion(core_.db);
     s.counts["handles"] = core_.handles.Count();
-    s.counts["messages"] = core_.messages.Count();
-    s.counts["unread"] = core_.messages.CountUnread();
+    auto messages = core_.messages.CountRows();
+    s.counts["messages"] = messages.rows;
+    s.counts["unread"] = messages.unread;
     s.counts["terminals"] = core_.terminals.CountOpen();
     for (const auto& [status, n] : core_.tasks.CountByStatus()) s.counts["tasks_" + status] = n;
     s.counts["dispatches_running"] = core_.dispatches.CountInState(domain::DispatchState::kRunning);

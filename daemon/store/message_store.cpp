@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <string>
 
-#include "store/counters.h"
 #include "store/message_query.h"
 
 namespace conclave::store {
@@ -161,8 +160,16 @@ int64_t MessageStore::LastSeq() {
   return st.Int(0);
 }
 
-int64_t MessageStore::Count() { return LastSeq() - ReadCounter(db_, "messages_gone"); }
-
-int64_t MessageStore::CountUnread() { return Count() - ReadCounter(db_, "messages_read"); }
+MessageStore::Counts MessageStore::CountRows() {
+  auto st = db_.Prepare(
+      "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0) - "
+      "COALESCE((SELECT n FROM counters WHERE name = 'messages_gone'), 0), "
+      "COALESCE((SELECT n FROM counters WHERE name = 'messages_read'), 0)");
+  st.Step();
+  Counts c;
+  c.rows = st.Int(0);
+  c.unread = c.rows - st.Int(1);
+  return c;
+}
 
 }  // namespace conclave::store

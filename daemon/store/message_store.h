@@ -29,9 +29,15 @@ class MessageStore {
                                                 bool peek);
   int64_t LastSeq();
   // The rows and the unread rows, from the highest seq given and the counters of rows gone
-  // and rows read (migration 0014): no count of rows, no counter written per insert.
-  int64_t Count();
-  int64_t CountUnread();
+  // and rows read (migration 0014): no count of rows, no counter written per insert. This
+  // holds while every row takes the next seq: nothing inserts a seq of its own, and a
+  // migration that rebuilds the table must set messages_gone again.
+  struct Counts {
+    int64_t rows = 0, unread = 0;
+  };
+  Counts CountRows();  // one statement
+  int64_t Count() { return CountRows().rows; }
+  int64_t CountUnread() { return CountRows().unread; }
 
  private:
   // Entries a filter with a recipient and a sender may have to walk: at most this many are

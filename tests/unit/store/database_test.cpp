@@ -260,9 +260,9 @@ TEST_CASE(
 }
 
 // A commit writes every page it touched to the WAL whole, and SQLite checksums each byte: the
-// pages' size is what a small write costs. A message's commit touches ~8 pages (its row, four
-// indexes, the sequence, the counters): about 8.5 KB with the daemon's 1 KiB pages, about
-// 29 KB with SQLite's default 4 KiB.
+// pages' size is what a small write costs. A message's commit touches ~7 pages (its row, four
+// indexes, the sequence): about 7.8 KB with the daemon's 1 KiB pages, about 29 KB with
+// SQLite's default 4 KiB.
 TEST_CASE("a new database's commit of one message writes small pages to the WAL", "[store]") {
   store::Database::Options opts;
   opts.checkpoint_kib = 0;  // the WAL only grows: its growth is what the commits wrote
