@@ -445,6 +445,13 @@ TEST_CASE("with max_parallel_writers 1 two flows implement one after the other",
   std::vector<std::string> seq;
   for (std::string l; std::getline(in, l);) seq.push_back(l);
   CHECK(seq == std::vector<std::string>{"start", "end", "start", "end"});
+  // Cleaning every ended flow takes both, newest first; cleaned, neither is taken again.
+  auto cleaned = d.CliJson({"flow", "clean"})["flows"];
+  REQUIRE(cleaned.size() == 2);
+  CHECK(cleaned[0]["id"] == f2["id"]);
+  CHECK(cleaned[1]["id"] == f1["id"]);
+  CHECK(cleaned[0].value("cleaned", false));
+  CHECK(d.CliJson({"flow", "clean"})["flows"].empty());
 }
 
 TEST_CASE("flows with overlapping SCOPE implement one after the other, disjoint ones together",
