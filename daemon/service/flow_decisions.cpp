@@ -125,7 +125,10 @@ std::optional<std::string> FlowService::SwapTarget(const domain::Dispatch& d,
 
 Status FlowService::ReopenIn(int64_t id, const std::function<Status(domain::Flow&)>& fn) {
   auto f = store_.Get(id);
-  if (!f || f->step != FlowStep::kNeedsHuman || f->cleaned) return Status::Ok();  // decided
+  // A flow cleaned, or being cleaned (its worktree is going), is not reopened.
+  if (!f || f->step != FlowStep::kNeedsHuman || f->cleaned || cleaning_.count(id)) {
+    return Status::Ok();  // decided
+  }
   if (Status c = fn(*f); !c.ok()) return c;
   store_.Update(*f);
   if (f->step != FlowStep::kNeedsHuman) {

@@ -207,11 +207,21 @@ void FlowService::Cancel(int64_t id, Done<FlowView> done) {
 }
 
 void FlowService::CleanEndedBefore(int64_t cutoff_ms) {
-  // A bounded batch a pass (the rows are read on the loop); the next pass takes the rest.
+  // A bounded batch at a time (its rows are read and written in one loop turn); a full batch
+  // asks for the next when it is done, so a backlog drains batch by batch.
   auto due = store_.Uncleaned({"ready", "cancelled"}, cutoff_ms, kCleanBatch);
+  std::map<std::string, int> per_status;
+  for (const auto& f : due) ++per_status[f.status];
+  bool full = false;
+  for (const auto& [status, n] : per_status) full |= n >= kCleanBatch;
+  std::erase_if(due, [this](const domain::Flow& f) { return cleaning_.count(f.id) > 0; });
   if (due.empty()) return;
-  CleanFlows(std::move(due), false, [](StatusOr<std::vector<FlowView>> r) {
-    if (!r.ok()) spdlog::warn("retention: cleaning ended flows: {}", r.status().message());
+  CleanFlows(std::move(due), false, [this, full, cutoff_ms](StatusOr<std::vector<FlowView>> r) {
+    if (!r.ok()) {
+      spdlog::warn("retention: cleaning ended flows: {}", r.status().message());
+      return;
+    }
+    if (full) CleanEndedBefore(cutoff_ms);
   });
 }
 
@@ -224,6 +234,9 @@ void FlowService::Clean(int64_t id, Done<std::vector<FlowView>> done) {
       return done(FailedPrecondition("flow " + std::to_string(id) +
                                      " is running; cancel it before cleaning"));
     }
+    if (cleaning_.count(id)) {
+      return done(FailedPrecondition("flow " + std::to_string(id) + " is being cleaned"));
+    }
     flows.push_back(*f);
   } else {
     std::vector<std::string> ended;
@@ -231,6 +244,7 @@ void FlowService::Clean(int64_t id, Done<std::vector<FlowView>> done) {
       if (status != "running") ended.push_back(status);
     }
     flows = store_.Uncleaned(ended, std::numeric_limits<int64_t>::max(), -1);
+    std::erase_if(flows, [this](const domain::Flow& f) { return cleaning_.count(f.id) > 0; });
     // Newest first, as `flow list` shows them.
     std::sort(flows.begin(), flows.end(),
               [](const domain::Flow& a, const domain::Flow& b) { return a.id > b.id; });
@@ -241,12 +255,18 @@ void FlowService::Clean(int64_t id, Done<std::vector<FlowView>> done) {
 void FlowService::CleanFlows(std::vector<domain::Flow> flows, bool asked_by_id,
                              Done<std::vector<FlowView>> done) {
   auto& git = core_.commands;
-  boost::asio::post(core_.helpers, [this, &git, flows, asked_by_id, done = std::move(done)]() mutable {
+  // Until its row is written, a flow being cleaned is neither reopened (ReopenIn) nor taken
+  // by another clean: its worktree is going.
+  for (const auto& f : flows) cleaning_.insert(f.id);
+  boost::asio::post(core_.helpers, [this, &git, flows = std::move(flows), asked_by_id,
+                                    done = std::move(done)]() mutable {
     std::vector<std::pair<int64_t, std::string>> notes;
     for (const auto& f : flows) {
       notes.push_back({f.id, RemoveFlowWorktree(git, f.repo, f.worktree, f.branch)});
     }
-    boost::asio::post(core_.io, [this, notes, asked_by_id, done = std::move(done)] {
+    boost::asio::post(core_.io, [this, notes = std::move(notes), asked_by_id,
+                                 done = std::move(done)] {
+      for (const auto& [fid, note] : notes) cleaning_.erase(fid);
       std::vector<int64_t> ids;
       Status s = core_.batcher.Write([&]() -> Status {
         // The flows' terminals (each flow's writers and its verify terminal), read once.
@@ -256,15 +276,18 @@ void FlowService::CleanFlows(std::vector<domain::Flow> flows, bool asked_by_id,
         }
         for (const auto& [fid, note] : notes) {
           auto f = store_.Get(fid);
-          if (!f) continue;
-          // Changed while its worktree was removed: running again (a reopened flow), or
-          // cleaned by another pass. A flow named by id is cleaned again if asked.
-          if (f->status == "running" || (f->cleaned && !asked_by_id)) continue;
+          // Cleaned by another clean meanwhile: once is enough, unless asked for by id.
+          if (!f || f->status == "running" || (f->cleaned && !asked_by_id)) continue;
           f->cleaned = true;
           f->note = note;
           f->updated_ms = core_.clock.NowMs();
           store_.Update(*f);
-          for (auto& t : terminals[fid]) {
+          auto mine = terminals.find(fid);
+          if (mine == terminals.end()) {
+            ids.push_back(fid);
+            continue;
+          }
+          for (auto& t : mine->second) {
             if (t.state == domain::TerminalState::kIdle) {
               (void)domain::MoveTerminal(t, domain::TerminalState::kClosed);
               core_.terminals.Save(t);

@@ -55,8 +55,8 @@ class FlowService : public DispatchListener,
   void Cancel(int64_t id, Done<FlowView> done);
   // id 0: every ended flow not yet cleaned.
   void Clean(int64_t id, Done<std::vector<FlowView>> done);
-  // Retention: cleans ready and cancelled flows last changed before cutoff_ms, at most 100
-  // of each status a pass (the oldest change first); the next pass goes on.
+  // Retention: cleans ready and cancelled flows last changed before cutoff_ms, the oldest
+  // change first, 100 of each status at a time (a full batch asks for the next when done).
   void CleanEndedBefore(int64_t cutoff_ms) override;
 
   void OnDispatchFinished(const domain::Dispatch& d, const std::string& task_role) override;
@@ -81,8 +81,8 @@ class FlowService : public DispatchListener,
   Status Validate(StartFlowInput& in);
   FlowView View(const domain::Flow& f);
   // Removes the flows' worktrees on the helpers' thread, then marks them cleaned and closes
-  // their idle terminals in one write; done gets their views. A flow running again by then is
-  // left alone, and one cleaned meanwhile too unless it was asked for by id.
+  // their idle terminals in one write; done gets their views. Meanwhile they are in
+  // cleaning_: not reopened, not taken by another clean.
   void CleanFlows(std::vector<domain::Flow> flows, bool asked_by_id,
                   Done<std::vector<FlowView>> done);
   void WakeWaiters(int64_t id) { waiters_.Wake(id); }
@@ -128,6 +128,7 @@ class FlowService : public DispatchListener,
   ReviewService& reviews_;
   store::ReviewStore& review_store_;
   std::set<int64_t> busy_, again_;  // flows with git work in flight / to advance after it
+  std::set<int64_t> cleaning_;      // flows whose worktree a clean is removing
   WaiterTable<FlowView> waiters_;
 };
 

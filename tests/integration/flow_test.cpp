@@ -414,6 +414,30 @@ TEST_CASE("flow start is idempotent by key, and cancel stops the writer but keep
   CHECK(Git(repo, {"rev-parse", "--verify", "-q", done["branch"].get<std::string>()}).exit_code == 0);
 }
 
+TEST_CASE("flow clean without an id cleans every ended flow newest first and closes its terminals",
+          "[flow]") {
+  DaemonFixture d;
+  std::string repo = Setup(d);
+  // One after the other: the first flow's last change is the older one.
+  auto f1 = StartFlow(d, repo, "First.\nFAKE: append one.txt x\n", {});
+  auto done1 = WaitFlow(d, f1, 0);
+  auto f2 = StartFlow(d, repo, "Second.\nFAKE: append two.txt x\n", {});
+  auto done2 = WaitFlow(d, f2, 0);
+  std::string writer1 = "flow-" + f1["id"].get<std::string>() + "-writer";
+  REQUIRE(d.CliJson({"terminal", "show", writer1})["state"] == "idle");
+  auto cleaned = d.CliJson({"flow", "clean"})["flows"];
+  REQUIRE(cleaned.size() == 2);
+  CHECK(cleaned[0]["id"] == f2["id"]);  // newest first, not oldest change first
+  CHECK(cleaned[1]["id"] == f1["id"]);
+  CHECK(cleaned[0].value("cleaned", false));
+  CHECK(cleaned[1].value("cleaned", false));
+  CHECK(!fs::exists(done1["worktree"].get<std::string>()));
+  CHECK(!fs::exists(done2["worktree"].get<std::string>()));
+  // Their idle terminals are closed; cleaned, neither flow is taken again.
+  CHECK(d.CliJson({"terminal", "show", writer1})["state"] == "closed");
+  CHECK(d.CliJson({"flow", "clean"})["flows"].empty());
+}
+
 TEST_CASE("with max_parallel_writers 1 two flows implement one after the other", "[flow]") {
   DaemonFixture d;
   std::string repo = Setup(d, 60, 1);
@@ -445,13 +469,6 @@ TEST_CASE("with max_parallel_writers 1 two flows implement one after the other",
   std::vector<std::string> seq;
   for (std::string l; std::getline(in, l);) seq.push_back(l);
   CHECK(seq == std::vector<std::string>{"start", "end", "start", "end"});
-  // Cleaning every ended flow takes both, newest first; cleaned, neither is taken again.
-  auto cleaned = d.CliJson({"flow", "clean"})["flows"];
-  REQUIRE(cleaned.size() == 2);
-  CHECK(cleaned[0]["id"] == f2["id"]);
-  CHECK(cleaned[1]["id"] == f1["id"]);
-  CHECK(cleaned[0].value("cleaned", false));
-  CHECK(d.CliJson({"flow", "clean"})["flows"].empty());
 }
 
 TEST_CASE("flows with overlapping SCOPE implement one after the other, disjoint ones together",
