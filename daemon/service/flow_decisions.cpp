@@ -34,10 +34,15 @@ void FlowService::OnReviewFinished(int64_t review_id) {
   });
 }
 
-void FlowService::OnFlowGateResolved(const domain::Gate& g, const std::string& reason) {
+Status FlowService::OnFlowGateResolved(const domain::Gate& g, const std::string& reason) {
   // Inside the gate's write: the decision and the flow's move commit together (a crash or a
   // full disk cannot leave the gate resolved and the flow stopped).
   const int64_t id = g.flow_id, gate = g.id;
+  if (cleaning_.count(id)) {
+    return FailedPrecondition("flow " + std::to_string(id) +
+                              " is being cleaned (its worktree is being removed); the gate "
+                              "stays open");
+  }
   const std::string decision = g.decision;
   Status s = ReopenIn(id, [&](domain::Flow& fl) -> Status {
       if (decision == "cancel") {
@@ -58,11 +63,12 @@ void FlowService::OnFlowGateResolved(const domain::Gate& g, const std::string& r
   });
   if (!s.ok()) {
     spdlog::error("flow {}: the decision of gate {} could not be applied: {}", id, gate, s.message());
-    return;
+    return Status::Ok();
   }
   core_.batcher.AfterCommit([this, id](bool ok) {
     if (ok) Advance(id);
   });
+  return Status::Ok();
 }
 
 std::string FlowService::WriterHandle(const domain::Flow& f) {

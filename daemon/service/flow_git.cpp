@@ -141,7 +141,8 @@ ShipResult ShipMerge(exec::CommandRunner& git, const std::string& repo, const st
 std::string RemoveFlowWorktree(exec::CommandRunner& git, const std::string& repo,
                                const std::string& path, const std::string& branch) {
   std::string note;
-  if (!path.empty() && fs::exists(path)) {
+  std::error_code ec;  // on the helpers' thread: an exception there would end the daemon
+  if (!path.empty() && fs::exists(path, ec)) {
     if (Git(git, repo, {"worktree", "remove", "--force", path}).exit_code != 0) {
       return "could not remove the worktree " + path;
     }

@@ -18,8 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 using domain::FlowStep;
 constexpr size_t kMaxBriefBytes = 1 << 20;
-// Flows the retention pass cleans at most (per ended status): each is a worktree removed on
-// the helpers' thread, then its row read and written in one loop turn for the whole batch.
+// Flows the retention pass cleans at a time (per ended status): their rows are read in one
+// loop turn, their worktrees removed on the helpers' thread, then their rows written in one.
 constexpr int kCleanBatch = 100;
 
 nlohmann::json Array(const std::vector<std::string>& v) {
@@ -207,8 +207,9 @@ void FlowService::Cancel(int64_t id, Done<FlowView> done) {
 }
 
 void FlowService::CleanEndedBefore(int64_t cutoff_ms) {
-  // A bounded batch at a time (its rows are read and written in one loop turn); a full batch
-  // asks for the next when it is done, so a backlog drains batch by batch.
+  // A bounded batch at a time (see kCleanBatch); a full batch asks for the next when it is
+  // done, so a backlog drains batch by batch, until the daemon stops.
+  if (stopped_) return;
   auto due = store_.Uncleaned({"ready", "cancelled"}, cutoff_ms, kCleanBatch);
   std::map<std::string, int> per_status;
   for (const auto& f : due) ++per_status[f.status];
@@ -266,6 +267,8 @@ void FlowService::CleanFlows(std::vector<domain::Flow> flows, bool asked_by_id,
     }
     boost::asio::post(core_.io, [this, notes = std::move(notes), asked_by_id,
                                  done = std::move(done)] {
+      // Out of cleaning_ before the write: should the write fail, the flow is not cleaned
+      // (its worktree is gone all the same) and may be reopened or cleaned again.
       for (const auto& [fid, note] : notes) cleaning_.erase(fid);
       std::vector<int64_t> ids;
       Status s = core_.batcher.Write([&]() -> Status {
@@ -276,7 +279,7 @@ void FlowService::CleanFlows(std::vector<domain::Flow> flows, bool asked_by_id,
         }
         for (const auto& [fid, note] : notes) {
           auto f = store_.Get(fid);
-          // Cleaned by another clean meanwhile: once is enough, unless asked for by id.
+          // Defensive: cleaning_ kept it from being reopened or taken by another clean.
           if (!f || f->status == "running" || (f->cleaned && !asked_by_id)) continue;
           f->cleaned = true;
           f->note = note;

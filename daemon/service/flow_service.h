@@ -62,8 +62,9 @@ class FlowService : public DispatchListener,
   void OnDispatchFinished(const domain::Dispatch& d, const std::string& task_role) override;
   void OnReviewFinished(int64_t review_id) override;
   // "another-round" reopens the flow at implement with the person's reason in the brief;
-  // "cancel" cancels it.
-  void OnFlowGateResolved(const domain::Gate& g, const std::string& reason) override;
+  // "cancel" cancels it. Refused while the flow's worktree is being removed (a clean), so
+  // the person's decision is not lost on a flow that then ends up cleaned.
+  Status OnFlowGateResolved(const domain::Gate& g, const std::string& reason) override;
   // Seed 001's writer swap: after two operational failures in a row (rate limit, provider
   // down, timeout, transport, lost heartbeat) of a flow's implement step, its retry goes to
   // another loaded model profile of the writer's family (never another family) in the same
@@ -74,6 +75,8 @@ class FlowService : public DispatchListener,
   // Startup: every running flow goes on from its recorded step.
   void Resume();
   void ExpireWaiters() { waiters_.ExpireAll(); }
+  // Shutdown: no further retention batch starts.
+  void Stop() { stopped_ = true; }
   size_t waiter_count() const { return waiters_.count(); }
 
  private:
@@ -129,6 +132,7 @@ class FlowService : public DispatchListener,
   store::ReviewStore& review_store_;
   std::set<int64_t> busy_, again_;  // flows with git work in flight / to advance after it
   std::set<int64_t> cleaning_;      // flows whose worktree a clean is removing
+  bool stopped_ = false;
   WaiterTable<FlowView> waiters_;
 };
 

@@ -92,7 +92,9 @@ void GateService::Resolve(int64_t id, const std::string& decision,
         if (g->review_id && reviews_) {
           if (Status s = reviews_->OnReviewGateResolved(*g, caller, reason); !s.ok()) return s;
         }
-        if (g->flow_id && flows_) flows_->OnFlowGateResolved(*g, reason);
+        if (g->flow_id && flows_) {
+          if (Status s = flows_->OnFlowGateResolved(*g, reason); !s.ok()) return s;
+        }
         if (!g->task_id) return *g;
         auto t = core_.tasks.Get(g->task_id);
         if (t && t->status == domain::TaskState::kBlocked && t->blocked_reason == "worker_blocked" &&

@@ -48,11 +48,11 @@ class FlowSweeper {
 };
 
 // A flow's decision gate was resolved (inside the resolving write; FlowService moves the flow
-// in that same write).
+// in that same write). An error refuses the resolution: the write is undone.
 class FlowGateListener {
  public:
   virtual ~FlowGateListener() = default;
-  virtual void OnFlowGateResolved(const domain::Gate& g, const std::string& reason) = 0;
+  virtual Status OnFlowGateResolved(const domain::Gate& g, const std::string& reason) = 0;
 };
 
 // Where an operational retry goes instead of the same target (FlowService: a flow's writer

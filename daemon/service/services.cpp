@@ -62,6 +62,7 @@ void Services::Start() {
 void Services::Stop(std::function<void()> done) {
   scheduler.Stop();
   retention.Stop();
+  flows.Stop();
   core.bus.ExpireAll();
   reviews.ExpireWaiters();
   flows.ExpireWaiters();
