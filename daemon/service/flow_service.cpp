@@ -217,7 +217,7 @@ void FlowService::CleanEndedBefore(int64_t cutoff_ms) {
   for (const auto& [status, n] : per_status) full |= n >= kCleanBatch;
   std::erase_if(due, [this](const domain::Flow& f) { return cleaning_.count(f.id) > 0; });
   if (due.empty()) return;
-  CleanFlows(std::move(due), false, [this, full, cutoff_ms](StatusOr<std::vector<FlowView>> r) {
+  CleanFlows(std::move(due), [this, full, cutoff_ms](StatusOr<std::vector<FlowView>> r) {
     if (!r.ok()) {
       spdlog::warn("retention: cleaning ended flows: {}", r.status().message());
       return;
@@ -250,23 +250,21 @@ void FlowService::Clean(int64_t id, Done<std::vector<FlowView>> done) {
     std::sort(flows.begin(), flows.end(),
               [](const domain::Flow& a, const domain::Flow& b) { return a.id > b.id; });
   }
-  CleanFlows(std::move(flows), id != 0, std::move(done));
+  CleanFlows(std::move(flows), std::move(done));
 }
 
-void FlowService::CleanFlows(std::vector<domain::Flow> flows, bool asked_by_id,
-                             Done<std::vector<FlowView>> done) {
+void FlowService::CleanFlows(std::vector<domain::Flow> flows, Done<std::vector<FlowView>> done) {
   auto& git = core_.commands;
   // Until its row is written, a flow being cleaned is neither reopened (ReopenIn) nor taken
   // by another clean: its worktree is going.
   for (const auto& f : flows) cleaning_.insert(f.id);
-  boost::asio::post(core_.helpers, [this, &git, flows = std::move(flows), asked_by_id,
+  boost::asio::post(core_.helpers, [this, &git, flows = std::move(flows),
                                     done = std::move(done)]() mutable {
     std::vector<std::pair<int64_t, std::string>> notes;
     for (const auto& f : flows) {
       notes.push_back({f.id, RemoveFlowWorktree(git, f.repo, f.worktree, f.branch)});
     }
-    boost::asio::post(core_.io, [this, notes = std::move(notes), asked_by_id,
-                                 done = std::move(done)] {
+    boost::asio::post(core_.io, [this, notes = std::move(notes), done = std::move(done)] {
       // Out of cleaning_ before the write: should the write fail, the flow is not cleaned
       // (its worktree is gone all the same) and may be reopened or cleaned again.
       for (const auto& [fid, note] : notes) cleaning_.erase(fid);
@@ -279,19 +277,15 @@ void FlowService::CleanFlows(std::vector<domain::Flow> flows, bool asked_by_id,
         }
         for (const auto& [fid, note] : notes) {
           auto f = store_.Get(fid);
-          // Defensive: cleaning_ kept it from being reopened or taken by another clean.
-          if (!f || f->status == "running" || (f->cleaned && !asked_by_id)) continue;
+          // Defensive: cleaning_ kept it from being reopened.
+          if (!f || f->status == "running") continue;
           f->cleaned = true;
           f->note = note;
           f->updated_ms = core_.clock.NowMs();
           store_.Update(*f);
-          auto mine = terminals.find(fid);
-          if (mine == terminals.end()) {
-            ids.push_back(fid);
-            continue;
-          }
-          for (auto& t : mine->second) {
-            if (t.state == domain::TerminalState::kIdle) {
+          if (auto mine = terminals.find(fid); mine != terminals.end()) {
+            for (auto& t : mine->second) {
+              if (t.state != domain::TerminalState::kIdle) continue;
               (void)domain::MoveTerminal(t, domain::TerminalState::kClosed);
               core_.terminals.Save(t);
               core_.handles.MarkClosed(t.handle);

@@ -86,8 +86,7 @@ class FlowService : public DispatchListener,
   // Removes the flows' worktrees on the helpers' thread, then marks them cleaned and closes
   // their idle terminals in one write; done gets their views. Meanwhile they are in
   // cleaning_: not reopened, not taken by another clean.
-  void CleanFlows(std::vector<domain::Flow> flows, bool asked_by_id,
-                  Done<std::vector<FlowView>> done);
+  void CleanFlows(std::vector<domain::Flow> flows, Done<std::vector<FlowView>> done);
   void WakeWaiters(int64_t id) { waiters_.Wake(id); }
 
   // The engine (flow_steps.cpp).
