@@ -234,16 +234,21 @@ TEST_CASE("a launcher leaves at most kMaxStuckThreads threads stuck", "[exec][la
   std::vector<int> readers;
   {
     exec::ProcessLauncher launcher(io);
-    // Whatever fails below, every FIFO gets a reader before the destructor joins its thread.
+    // Whatever fails below, every FIFO gets a reader before the destructor joins its thread,
+    // and every thread given up has written its file and ended before the readers are closed:
+    // a write to a FIFO with no reader left raises SIGPIPE, which the daemon ignores and this
+    // test binary does not.
     struct Release {
+      exec::ProcessLauncher& launcher;
       std::vector<std::string>& fifos;
       std::vector<int>& readers;
       ~Release() {
         for (const auto& f : fifos) {
           readers.push_back(open(f.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
         }
+        CHECK(SpinUntil([&] { return launcher.stuck_threads() == 0; }));
       }
-    } release{fifos, readers};
+    } release{launcher, fifos, readers};
     for (int i = 0; i <= kLimit; ++i) {
       CAPTURE(i);
       fifos.push_back(dir + "/hung-" + std::to_string(i));
