@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <string>
@@ -159,13 +160,16 @@ std::string ReadProcStdinTty(pid_t pid) {
 }
 
 namespace {
-// How long one scan waits, in all, for processes whose environment reads empty.
-constexpr std::chrono::milliseconds kEmptyEnvBudget{250};
 constexpr uint64_t kKernelThread = 0x00200000;  // PF_KTHREAD
 
 // Processes (pid, start time) whose environment stayed empty through a whole budget: given
 // none, or hidden on purpose (prctl PR_SET_MM can empty it). Later scans read them once and
-// do not wait for them again, so a worker cannot make every scan wait.
+// do not wait for them again, so a worker cannot make every scan wait. One seen with an
+// environment again is forgotten: it was only starved inside an execve for longer than the
+// budget (a shell that execs itself at the lowest priority on a busy host), and the next
+// execve it is caught in must be waited for, or every later scan that meets it there misses
+// it. (A process that keeps emptying its environment and showing it again can so make more
+// scans wait, each within its budget, on the sweeper's or recovery's thread, never the loop.)
 std::mutex empty_env_mu;
 std::set<std::pair<pid_t, int64_t>> empty_env_seen;
 
@@ -228,11 +232,15 @@ std::vector<ProcStat> FindProcessesWithEnv(const std::vector<std::string>& entri
     }
     return all;
   };
-  std::set<std::pair<pid_t, int64_t>> known_empty;
+  std::set<std::pair<pid_t, int64_t>> known_empty, forget;
   {
     std::lock_guard<std::mutex> lock(empty_env_mu);
     known_empty = empty_env_seen;
   }
+  auto was_known_empty = [&](pid_t pid) {
+    auto it = known_empty.lower_bound({pid, std::numeric_limits<int64_t>::min()});
+    return it != known_empty.end() && it->first == pid;
+  };
   while (dirent* e = readdir(dir)) {
     pid_t pid = 0;
     std::string_view name(e->d_name);
@@ -249,6 +257,9 @@ std::vector<ProcStat> FindProcessesWithEnv(const std::vector<std::string>& entri
       pending.push_back({*ps, known_empty.count({ps->pid, ps->start_time}) == 0});
       continue;
     }
+    if (was_known_empty(pid)) {
+      if (auto ps = ReadProcStat(pid)) forget.insert({pid, ps->start_time});
+    }
     if (!matches(env)) continue;
     if (auto ps = ReadProcStat(pid)) found.push_back(*ps);
   }
@@ -262,6 +273,7 @@ std::vector<ProcStat> FindProcessesWithEnv(const std::vector<std::string>& entri
       std::unordered_set<std::string> env;
       if (!ReadEnviron(c.ps.pid, &env) || ReadProcStartTime(c.ps.pid) != c.ps.start_time) continue;
       if (!env.empty()) {
+        if (!c.wait) forget.insert({c.ps.pid, c.ps.start_time});
         if (matches(env)) found.push_back(c.ps);
       } else if (c.wait) {
         still.push_back(c);
@@ -278,8 +290,10 @@ std::vector<ProcStat> FindProcessesWithEnv(const std::vector<std::string>& entri
     sched_yield();
   }
   {
-    // Forget the ones that are gone (their pid may come back with another start time).
+    // Forget the ones that are gone (their pid may come back with another start time), and
+    // the ones seen with an environment.
     std::lock_guard<std::mutex> lock(empty_env_mu);
+    for (const auto& key : forget) empty_env_seen.erase(key);
     for (auto it = empty_env_seen.begin(); it != empty_env_seen.end();) {
       it = ReadProcStartTime(it->first) == it->second ? std::next(it) : empty_env_seen.erase(it);
     }

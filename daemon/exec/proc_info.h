@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -63,6 +64,10 @@ struct Ancestry {
   bool complete = false;
 };
 Ancestry ReadAncestry(pid_t pid, pid_t ancestor);
+
+// How long one FindProcessesWithEnv waits, in all, for processes whose environment reads
+// empty (one inside an execve shows none for a moment).
+inline constexpr std::chrono::milliseconds kEmptyEnvBudget{250};
 
 // Live processes of this effective uid (other than the caller) whose initial environment
 // (/proc/<pid>/environ) holds every one of these exact NAME=VALUE entries: how recovery finds

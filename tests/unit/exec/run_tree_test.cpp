@@ -4,14 +4,18 @@
 #include "exec/run_tree.h"
 
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "exec/child_process.h"
 
@@ -175,10 +179,107 @@ TEST_CASE("run tree: a process caught inside execve is still found by its enviro
   std::string mark = "CONCLAVE_DISPATCH_ID=exec-loop-" + me;
   const std::string again = "kill -0 " + me + " && exec /bin/sh -c \"$0\" \"$0\"";
   pid_t looping = spawn({"nice", "-n", "19", "/bin/sh", "-c", again, again}, {mark});
-  int missed = 0;
+  // A scan waits for such a process up to kEmptyEnvBudget, and later scans read one that
+  // stayed empty that long once, without waiting, until they see it with an environment
+  // again. So a miss is allowed only in a scan that ran out of its budget (a host that starved
+  // the shell longer: the ASan build beside other tests), and in the scans right after it
+  // until the shell is found again. A miss anywhere else fails: a scan that gave up early, or
+  // one that kept not waiting for a process it had since seen with an environment.
+  int missed = 0, out_of_budget = 0, unexplained = 0;
+  bool excused = false;  // the scans since the last out of budget have all missed
   for (int scan = 0; scan < 1000; ++scan) {
+    const auto began = std::chrono::steady_clock::now();
     auto found = exec::FindProcessesWithEnv({mark}, {});
-    if (found.size() != 1 || found[0].pid != looping) ++missed;
+    const bool long_scan = std::chrono::steady_clock::now() - began >= exec::kEmptyEnvBudget;
+    out_of_budget += long_scan ? 1 : 0;
+    if (found.size() == 1 && found[0].pid == looping) {
+      excused = false;
+      continue;
+    }
+    ++missed;
+    excused = excused || long_scan;
+    if (!excused) ++unexplained;
   }
-  CHECK(missed == 0);
+  if (out_of_budget > 0) {
+    WARN(out_of_budget << " scans ran out of their budget, and " << missed << " missed");
+  }
+  CHECK(unexplained == 0);
+}
+
+// A process whose environment read empty through a whole scan's budget is remembered, so later
+// scans do not wait for it again; once it is seen with an environment it is forgotten, and the
+// next time it reads empty (inside its next execve) a scan waits for it again. The process here
+// keeps its pid and start time across three execs, told when by a line on its stdin: an empty
+// environment (env -i), then the mark, then empty again.
+TEST_CASE("run tree: a process remembered without an environment is waited for again once it "
+          "showed one",
+          "[exec]") {
+  char tmpl[] = "/tmp/cv-envscan-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl, script = dir + "/stages.sh";
+  const std::string mark = "CONCLAVE_DISPATCH_ID=env-stages-" + std::to_string(getpid());
+  {
+    std::ofstream out(script);
+    // $1 the mark, $2 this script; a third argument: the mark is in the environment now.
+    out << "read x || exit 0\n"
+           "if [ -z \"$3\" ]; then exec /usr/bin/env -i \"$1\" /bin/sh \"$2\" \"$1\" \"$2\" m; fi\n"
+           "exec /usr/bin/env -i /bin/sh \"$2\" \"$1\" \"$2\"\n";
+  }
+  exec::SpawnSpec spec;
+  spec.argv = {"/bin/sh", script, mark, script};
+  spec.env = {};  // none at all
+  spec.cwd = dir;
+  auto c = exec::SpawnChild(spec);
+  REQUIRE(c.ok());
+  struct Reaper {
+    pid_t pid;
+    int in;
+    ~Reaper() {
+      close(in);
+      exec::SignalGroup(pid, SIGKILL);
+      int st = 0;
+      waitpid(pid, &st, 0);
+    }
+  } reaper{c->pid, c->stdin_fd};
+  for (int fd : {c->stdout_fd, c->stderr_fd, c->pidfd}) close(fd);
+  const pid_t p = c->pid;
+  auto environ_text = [&] {
+    std::ifstream in("/proc/" + std::to_string(p) + "/environ");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  // Waiting in its `read` with the environment wanted (a bound against a hang, not a wait).
+  auto settled = [&](bool marked) {
+    for (int i = 0; i < 200000; ++i) {
+      auto ps = exec::ReadProcStat(p);
+      const std::string env = environ_text();
+      if (ps && ps->state == 'S' && marked == (env.find(mark) != std::string::npos) &&
+          (marked || env.empty())) {
+        return true;
+      }
+      sched_yield();
+    }
+    return false;
+  };
+  auto timed_scan = [&](bool* found) {
+    const auto began = std::chrono::steady_clock::now();
+    auto procs = exec::FindProcessesWithEnv({mark}, {});
+    *found = std::any_of(procs.begin(), procs.end(), [&](const auto& s) { return s.pid == p; });
+    return std::chrono::steady_clock::now() - began;
+  };
+  auto step = [&] { REQUIRE(write(c->stdin_fd, "\n", 1) == 1); };
+
+  bool found = false;
+  REQUIRE(settled(false));
+  CHECK(timed_scan(&found) >= exec::kEmptyEnvBudget);  // waited for, then remembered
+  CHECK_FALSE(found);
+  step();
+  REQUIRE(settled(true));
+  timed_scan(&found);
+  CHECK(found);  // seen with its environment: forgotten
+  step();
+  REQUIRE(settled(false));
+  // Remembered still, this scan would read it once and not wait.
+  CHECK(timed_scan(&found) >= exec::kEmptyEnvBudget);
+  CHECK_FALSE(found);
+  std::filesystem::remove_all(dir);
 }
