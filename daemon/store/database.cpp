@@ -1,6 +1,7 @@
 #include "store/database.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "store/sqlite_memory.h"
@@ -215,11 +216,20 @@ void Database::Exec(std::string_view sql) {
 
 Statement Database::Prepare(std::string_view sql) {
   MaybeInjectFault(sql);
-  auto it = cache_.find(sql);
-  if (it != cache_.end() && !it->second.idle.empty()) {
-    sqlite3_stmt* stmt = it->second.idle.back();
-    it->second.idle.pop_back();
-    return Statement(&it->second, stmt);
+  const auto address = reinterpret_cast<uintptr_t>(sql.data());
+  ByAddress& fast = by_address_[((address >> 3) ^ (address >> 11)) % kByAddressSlots];
+  StatementSlot* slot = nullptr;
+  if (fast.key && fast.data == sql.data() && fast.key->size() == sql.size() &&
+      std::memcmp(fast.key->data(), sql.data(), sql.size()) == 0) {
+    slot = fast.slot;
+  } else if (auto it = cache_.find(sql); it != cache_.end()) {
+    slot = &it->second;
+    fast = {sql.data(), &it->first, slot};
+  }
+  if (slot && !slot->idle.empty()) {
+    sqlite3_stmt* stmt = slot->idle.back();
+    slot->idle.pop_back();
+    return Statement(slot, stmt);
   }
   sqlite3_stmt* stmt = nullptr;
   CheckSqlite(db_,
@@ -227,11 +237,13 @@ Statement Database::Prepare(std::string_view sql) {
                                  SQLITE_PREPARE_PERSISTENT, &stmt, nullptr),
               sql);
   ++compiles_;
-  if (it == cache_.end()) {
+  if (!slot) {
     if (cache_.size() >= kMaxCachedTexts) return Statement(nullptr, stmt);
-    it = cache_.emplace(std::string(sql), StatementSlot{}).first;
+    auto it = cache_.emplace(std::string(sql), StatementSlot{}).first;
+    slot = &it->second;
+    fast = {sql.data(), &it->first, slot};
   }
-  return Statement(&it->second, stmt);
+  return Statement(slot, stmt);
 }
 
 void Database::RunCached(std::string_view sql) { Prepare(sql).Run(); }

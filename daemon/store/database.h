@@ -175,8 +175,19 @@ class Database {
   FaultHook fault_hook_;
   sqlite3* db_ = nullptr;
   std::string path_;
-  // Node-based: a slot's address stays valid while Statements point at it.
+  // Node-based: a slot's address stays valid while Statements point at it. Entries are never
+  // erased, so the fast index below may keep pointers to them.
   std::unordered_map<std::string, StatementSlot, Hash, std::equal_to<>> cache_;
+  // The cache's entries by where the caller's text lives: nearly every text is a literal or a
+  // static string, passed from the same address each time. An entry is used only when the
+  // text there still equals its key (one memcmp, where the map hashed the whole text first).
+  struct ByAddress {
+    const char* data = nullptr;
+    const std::string* key = nullptr;
+    StatementSlot* slot = nullptr;
+  };
+  static constexpr size_t kByAddressSlots = 128;
+  ByAddress by_address_[kByAddressSlots];
   int64_t compiles_ = 0;
   uint64_t undo_count_ = 0;
   std::unique_ptr<WalCheckpointer> checkpointer_;

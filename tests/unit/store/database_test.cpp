@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "store/message_store.h"
 #include "temp_db.h"
@@ -40,6 +41,37 @@ TEST_CASE("a statement is compiled once per SQL text and reused", "[store]") {
   CHECK(Rows(*t.db) == 100);
   auto texts = t.db->CachedSql();
   CHECK(std::find(texts.begin(), texts.end(), "INSERT INTO t(x, y) VALUES (?, ?)") != texts.end());
+}
+
+// The cache finds a text first by where it lives (most are literals), but only ever hands out
+// the statement of the text it is given: a buffer rewritten in place with another text of the
+// same length gets that text's statement, and one text from two places is compiled once.
+TEST_CASE("a text rewritten at the same address gets its own statement, never the last one's",
+          "[store]") {
+  TempDb t;
+  t.db->Exec("CREATE TABLE t(x INTEGER); INSERT INTO t VALUES (1), (2);");
+  std::string text = "SELECT 10 + x FROM t WHERE x = 1";
+  const char* where = text.data();
+  auto value = [&] {
+    auto st = t.db->Prepare(text);
+    REQUIRE(st.Step());
+    return st.Int(0);
+  };
+  CHECK(value() == 11);
+  for (int i = 0; i < 3; ++i) {
+    text[7] = static_cast<char>('2' + i);  // "SELECT 20 + ...", then 30, 40: same length
+    REQUIRE(text.data() == where);         // the same address
+    CHECK(value() == (2 + i) * 10 + 1);
+  }
+  text.replace(text.size() - 1, 1, "2");  // WHERE x = 2
+  REQUIRE(text.data() == where);
+  CHECK(value() == 42);
+  const int64_t before = t.db->compiles();
+  std::string elsewhere = "SELECT 10 + x FROM t WHERE x = 1";
+  auto st = t.db->Prepare(elsewhere);
+  REQUIRE(st.Step());
+  CHECK(st.Int(0) == 11);
+  CHECK(t.db->compiles() == before);  // cached under its text, found from a new address
 }
 
 TEST_CASE("a returned statement is rewound and its bindings cleared", "[store]") {
