@@ -164,12 +164,13 @@ constexpr uint64_t kKernelThread = 0x00200000;  // PF_KTHREAD
 
 // Processes (pid, start time) whose environment stayed empty through a whole budget: given
 // none, or hidden on purpose (prctl PR_SET_MM can empty it). Later scans read them once and
-// do not wait for them again, so a worker cannot make every scan wait. One seen with an
-// environment again is forgotten: it was only starved inside an execve for longer than the
-// budget (a shell that execs itself at the lowest priority on a busy host), and the next
-// execve it is caught in must be waited for, or every later scan that meets it there misses
-// it. (A process that keeps emptying its environment and showing it again can so make more
-// scans wait, each within its budget, on the sweeper's or recovery's thread, never the loop.)
+// do not wait for them again. One seen with an environment again is forgotten: it was only
+// starved inside an execve for longer than the budget (a shell that execs itself at the lowest
+// priority on a busy host), and the next execve it is caught in must be waited for, or every
+// later scan that meets it there misses it. A worker can make every scan pay its budget (a new
+// process without an environment before each scan, or one that hides it and shows it again),
+// never more: each scan waits at most kEmptyEnvBudget in all, on the sweeper's thread or at
+// start (recovery), never on the loop.
 std::mutex empty_env_mu;
 std::set<std::pair<pid_t, int64_t>> empty_env_seen;
 

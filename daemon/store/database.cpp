@@ -1,7 +1,6 @@
 #include "store/database.h"
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 
 #include "store/sqlite_memory.h"
@@ -219,8 +218,7 @@ Statement Database::Prepare(std::string_view sql) {
   const auto address = reinterpret_cast<uintptr_t>(sql.data());
   ByAddress& fast = by_address_[((address >> 3) ^ (address >> 11)) % kByAddressSlots];
   StatementSlot* slot = nullptr;
-  if (fast.key && fast.data == sql.data() && fast.key->size() == sql.size() &&
-      std::memcmp(fast.key->data(), sql.data(), sql.size()) == 0) {
+  if (fast.key && fast.data == sql.data() && std::string_view(*fast.key) == sql) {
     slot = fast.slot;
   } else if (auto it = cache_.find(sql); it != cache_.end()) {
     slot = &it->second;

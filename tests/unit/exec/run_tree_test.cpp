@@ -217,6 +217,10 @@ TEST_CASE("run tree: a process remembered without an environment is waited for a
   char tmpl[] = "/tmp/cv-envscan-XXXXXX";
   REQUIRE(mkdtemp(tmpl) != nullptr);
   const std::string dir = tmpl, script = dir + "/stages.sh";
+  struct RemoveDir {  // also when an assertion ends the test early
+    const std::string& dir;
+    ~RemoveDir() { std::filesystem::remove_all(dir); }
+  } remove_dir{dir};
   const std::string mark = "CONCLAVE_DISPATCH_ID=env-stages-" + std::to_string(getpid());
   {
     std::ofstream out(script);
@@ -249,7 +253,8 @@ TEST_CASE("run tree: a process remembered without an environment is waited for a
   };
   // Waiting in its `read` with the environment wanted (a bound against a hang, not a wait).
   auto settled = [&](bool marked) {
-    for (int i = 0; i < 200000; ++i) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
       auto ps = exec::ReadProcStat(p);
       const std::string env = environ_text();
       if (ps && ps->state == 'S' && marked == (env.find(mark) != std::string::npos) &&
@@ -281,5 +286,4 @@ TEST_CASE("run tree: a process remembered without an environment is waited for a
   // Remembered still, this scan would read it once and not wait.
   CHECK(timed_scan(&found) >= exec::kEmptyEnvBudget);
   CHECK_FALSE(found);
-  std::filesystem::remove_all(dir);
 }
