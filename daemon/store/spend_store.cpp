@@ -39,13 +39,20 @@ std::map<std::string, double> SpendStore::OpenSessions() {
   // CROSS JOIN keeps that order, INDEXED BY the index whatever statistics an ANALYZE left): no
   // task row is read, and tasks without a session are not visited. Then each session's total
   // by its key: the work in flight is read, not every session the store has seen. A session
-  // named by several open tasks comes once per task; the map keeps one.
+  // named by several open tasks comes once per task; the map keeps one. One run per open
+  // status, bound: `status IN (four literals)` built a temporary b-tree of the four at every
+  // run, ~20k of the ~32k instructions the read took when no open task names a session.
+  static const std::string kOpen[] = {"pending", "ready", "dispatched", "blocked"};
   auto st = db_.Prepare(
       "SELECT t.session, s.micros FROM tasks t INDEXED BY tasks_open_session "
       "CROSS JOIN spend_session s ON s.session = t.session "
-      "WHERE t.status IN ('pending', 'ready', 'dispatched', 'blocked') AND t.session != ''");
+      "WHERE t.status = ?1 AND t.session != ''");
   std::map<std::string, double> out;
-  while (st.Step()) out[st.Text(0)] = Usd(st.Int(1));
+  for (const auto& status : kOpen) {
+    st.Reset();
+    st.Bind(1, status);
+    while (st.Step()) out[st.Text(0)] = Usd(st.Int(1));
+  }
   return out;
 }
 
