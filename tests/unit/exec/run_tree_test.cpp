@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "../store/temp_db.h"
 #include "exec/child_process.h"
 
 using namespace conclave;
@@ -214,13 +215,8 @@ TEST_CASE("run tree: a process caught inside execve is still found by its enviro
 TEST_CASE("run tree: a process remembered without an environment is waited for again once it "
           "showed one",
           "[exec]") {
-  char tmpl[] = "/tmp/cv-envscan-XXXXXX";
-  REQUIRE(mkdtemp(tmpl) != nullptr);
-  const std::string dir = tmpl, script = dir + "/stages.sh";
-  struct RemoveDir {  // also when an assertion ends the test early
-    const std::string& dir;
-    ~RemoveDir() { std::filesystem::remove_all(dir); }
-  } remove_dir{dir};
+  testing::TempDir tmp;  // removed also when an assertion ends the test early
+  const std::string dir = tmp.dir, script = dir + "/stages.sh";
   const std::string mark = "CONCLAVE_DISPATCH_ID=env-stages-" + std::to_string(getpid());
   {
     std::ofstream out(script);
