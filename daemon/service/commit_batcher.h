@@ -1,7 +1,8 @@
 // CommitBatcher: group commit for the service loop (the SQL half is store/transaction). The
 // first write of a loop turn opens one transaction and posts a flush behind the work already
-// queued, so every write made before the flush commits together; each write runs inside its
-// own savepoint so a failing request rolls back alone. Acknowledgements, event publication and
+// queued, so every write made before the flush commits together; each later write runs inside
+// its own savepoint so a failing request rolls back alone (a failing first write takes the
+// whole transaction, which holds nothing else, back with it). Acknowledgements, event publication and
 // side effects (spawning a worker) run only after COMMIT succeeded — nothing is acknowledged
 // before it is durable.
 // When a commit fails the batcher changes mode (STYLE "stop writing"):

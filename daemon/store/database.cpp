@@ -161,8 +161,7 @@ Database::Database(const std::string& path, const Options& options) : path_(path
     // Dirty pages stay in memory until COMMIT, however many. SQLite 3.40.1 loses a commit on
     // recovery after a transaction spilled to the WAL, rewrote a spilled page and then rolled
     // part of itself back (ROLLBACK TO, or a statement failing on a constraint): the frames
-    // written next keep zero checksums. Every request runs in `SAVEPOINT op`; a transaction
-    // that never spills never rewrites a frame.
+    // written next keep zero checksums. A transaction that never spills never rewrites a frame.
     Exec("PRAGMA cache_spill=OFF;");
     Exec("PRAGMA temp_store=MEMORY;");
     // No checkpoint inside COMMIT on this (the loop's) connection: see WalCheckpointer.

@@ -38,6 +38,11 @@ CommitResult Transaction::Commit() {
   return r;
 }
 
+void Transaction::Rollback() {
+  if (db_.InTransaction()) db_.Rollback();
+  open_ = false;
+}
+
 void Transaction::Abandon() {
   if (!open_) return;
   try {

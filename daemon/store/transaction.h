@@ -1,5 +1,5 @@
 // Transaction: the SQL half of group commit. One BEGIN IMMEDIATE per loop turn, a SAVEPOINT per
-// request inside it (so a failing request rolls back alone), one COMMIT. A failed COMMIT is
+// request after the first inside it (so a failing request rolls back alone), one COMMIT. A failed COMMIT is
 // rolled back and classified: kFull (SQLITE_FULL — the disk is full; SQLite rolled the
 // transaction back, so the outcome is known: nothing of it was written) or kUnknown (any other
 // error: whether it reached the disk is not known, so the caller must stop writing).
@@ -35,6 +35,9 @@ class Transaction {
   void RollbackSavepoint();  // rolls the request back; throws StoreError
   CommitResult Commit();     // never throws; rolls back on failure
   void Abandon();            // rolls the whole transaction back; never throws
+  // Rolls the whole transaction back (nothing to do when SQLite already has); throws
+  // StoreError when ROLLBACK fails, the transaction then still open.
+  void Rollback();
   // Writes the smallest change that needs new space on disk, in its own transaction: true
   // once a write can land again (the disk-full probe).
   bool ProbeWritable(std::string* error);

@@ -70,6 +70,81 @@ TEST_CASE("group commit: one transaction per loop turn — a failed request roll
   CHECK(f.Rows("h") == 2);
 }
 
+TEST_CASE("the turn's first write runs without a savepoint: failing, it rolls the transaction "
+          "back, and the writes after it commit in a transaction of their own",
+          "[service][batcher]") {
+  Fixture f;
+  int savepoints = 0, rollbacks = 0;
+  f.t.db->SetFaultHookForTest([&](std::string_view sql) {
+    if (sql == "SAVEPOINT op") ++savepoints;
+    if (sql == "ROLLBACK") ++rollbacks;
+    return SQLITE_OK;
+  });
+  std::vector<std::pair<std::string, bool>> acks;
+  auto write = [&](const std::string& to, bool fail) {
+    Status s = f.batcher.Write([&]() -> Status {
+      auto m = Msg(to, "status");
+      f.ms.Insert(m);
+      f.batcher.Publish(m);
+      f.batcher.AfterCommit([&, to](bool ok) { acks.emplace_back(to, ok); });
+      return fail ? InvalidArgument("no") : Status::Ok();
+    });
+    CHECK(s.ok() == !fail);
+  };
+  write("first", true);  // the turn's first write fails: ROLLBACK, not ROLLBACK TO
+  CHECK(savepoints == 0);
+  CHECK(rollbacks == 1);
+  CHECK_FALSE(f.batcher.pending());
+  write("second", false);  // opens the next transaction, again without a savepoint
+  write("third", true);    // rolls back to its own savepoint
+  write("fourth", false);
+  CHECK(savepoints == 2);
+  CHECK(rollbacks == 1);
+  f.Run();
+  CHECK(f.batcher.commits() == 1);
+  CHECK(f.batcher.mode() == service::CommitBatcher::Mode::kWriting);
+  CHECK(f.Rows("first") == 0);
+  CHECK(f.Rows("second") == 1);
+  CHECK(f.Rows("third") == 0);
+  CHECK(f.Rows("fourth") == 1);
+  CHECK(f.published.size() == 2);
+  using Acks = std::vector<std::pair<std::string, bool>>;
+  CHECK(acks == Acks{{"second", true}, {"fourth", true}});  // failed writes' actions never run
+}
+
+TEST_CASE("a failing first write that SQLite already rolled back leaves the store writing, and "
+          "one whose ROLLBACK fails stops it",
+          "[service][batcher]") {
+  Fixture f;
+  Status s = f.batcher.Write([&]() -> Status {
+    auto m = Msg("gone", "status");
+    f.ms.Insert(m);
+    f.t.db->Rollback();  // as SQLite does by itself after some errors
+    return Internal("the statement failed and took the transaction with it");
+  });
+  CHECK(s.code() == Code::kInternal);
+  CHECK(f.batcher.mode() == service::CommitBatcher::Mode::kWriting);
+  REQUIRE(f.Insert("next").ok());
+  f.Run();
+  CHECK(f.Rows("gone") == 0);
+  CHECK(f.Rows("next") == 1);
+
+  f.t.db->SetFaultHookForTest([&](std::string_view sql) {
+    return sql == "ROLLBACK" ? SQLITE_IOERR : SQLITE_OK;
+  });
+  Status failed = f.batcher.Write([&]() -> Status {
+    auto m = Msg("failing", "status");
+    f.ms.Insert(m);
+    return Internal("the request failed after writing");
+  });
+  CHECK(failed.code() == Code::kUnavailable);
+  f.t.db->SetFaultHookForTest(nullptr);
+  f.Run();
+  CHECK(f.batcher.mode() == service::CommitBatcher::Mode::kBroken);
+  CHECK(f.Rows("failing") == 0);  // the flush abandons what the transaction holds
+  CHECK(f.Insert("after").code() == Code::kUnavailable);
+}
+
 TEST_CASE("disk full at COMMIT: writes are refused with RESOURCE_EXHAUSTED, then resume by "
           "themselves and the waiting writes land",
           "[service][batcher]") {
