@@ -25,7 +25,7 @@ Caller Callers::Resolve(const PeerInfo& peer) {
   c.exe = peer.exe;
   c.tty = peer.tty;
   if (peer.tcp) return c;  // admitted by its bearer token: the coordinator
-  if (peer.uid != geteuid()) {
+  if (peer.uid != self_uid_) {
     c.role = CallerRole::kForeign;
     return c;
   }

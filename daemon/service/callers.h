@@ -8,6 +8,8 @@
 // Thread-safety: InspectUnixPeer is thread-safe; the rest runs on the loop.
 #pragma once
 
+#include <unistd.h>
+
 #include <map>
 #include <string>
 #include <utility>
@@ -50,6 +52,7 @@ class Callers : public RefusalLog {
  private:
   Core& core_;
   RunSupervisor& runs_;
+  const uid_t self_uid_ = geteuid();  // the daemon's; read once, not per request
   std::map<std::pair<int64_t, domain::Rpc>, int> refusals_;
 };
 

@@ -4,6 +4,8 @@
 // hold a reference. Loop thread only (the helper pool's threads touch none of it).
 #pragma once
 
+#include <unistd.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <map>
@@ -78,6 +80,7 @@ struct Core {
   std::map<std::string, std::string> daemon_env;
   exec::Redactor redactor;  // the daemon's standing secrets (exec::DaemonSecrets)
   int64_t started_ms = 0;
+  const pid_t pid = getpid();  // GetStatus's, read once (glibc does not cache it)
   std::string listener;
   // Sandboxed workers' own sockets (api/DispatchSocketListener); none in service tests.
   DispatchSockets* dispatch_sockets = nullptr;

@@ -90,7 +90,7 @@ StatusView Services::Status() {
   StatusView s;
   s.version = CONCLAVE_VERSION;
   s.uptime_ms = core.clock.NowMs() - core.started_ms;
-  s.pid = getpid();
+  s.pid = core.pid;
   s.state_dir = core.config.state_dir;
   s.database_path = core.config.database_path;
   s.listener = core.listener;
