@@ -54,12 +54,19 @@ Status CommitBatcher::Write(const std::function<Status()>& fn) {
   }
   try {
     if (result.ok()) {
-      if (!first) txn_.ReleaseSavepoint();
+      if (!first) {
+        txn_.ReleaseSavepoint();
+      } else if (!txn_.active()) {
+        // SQLite rolled the transaction back by itself under fn (an I/O error caught and
+        // swallowed): what fn ran after that committed on its own, outside the batch. As a
+        // failed RELEASE would for a later write, this stops the batch.
+        throw store::StoreError(SQLITE_ABORT, "the transaction was rolled back under a write");
+      }
     } else {
       pending_messages_.resize(messages_mark);
       after_commit_.resize(actions_mark);
       if (first) {
-        txn_.Rollback();  // the flush posted above then finds nothing to commit
+        txn_.Rollback();  // a flush posted for it finds nothing open, or the next write's
       } else {
         txn_.RollbackSavepoint();
       }
@@ -94,11 +101,11 @@ void CommitBatcher::Flush() {
     store::CommitResult r;
     bool abandoned = mode_ == Mode::kBroken;
     if (abandoned) {
-      // A savepoint could not be released or rolled back: what the batch holds is not known.
+      // A write could not be released or rolled back: what the batch holds is not known.
       txn_.Abandon();
       r.outcome = store::CommitOutcome::kUnknown;
       r.error = reason_;
-      spdlog::critical("a savepoint failed; the batch is rolled back, refusing further writes: {}",
+      spdlog::critical("a rollback failed; the batch is rolled back, refusing further writes: {}",
                        r.error);
     } else {
       r = txn_.Commit();

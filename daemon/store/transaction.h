@@ -1,6 +1,7 @@
-// Transaction: the SQL half of group commit. One BEGIN IMMEDIATE per loop turn, a SAVEPOINT per
-// request after the first inside it (so a failing request rolls back alone), one COMMIT. A failed COMMIT is
-// rolled back and classified: kFull (SQLITE_FULL — the disk is full; SQLite rolled the
+// Transaction: the SQL half of group commit. One BEGIN IMMEDIATE per loop turn (another after a
+// failed first write), a SAVEPOINT per request after the first inside it (so a failing request
+// rolls back alone; a failing first one rolls the whole transaction back), one COMMIT. A failed
+// COMMIT is rolled back and classified: kFull (SQLITE_FULL — the disk is full; SQLite rolled the
 // transaction back, so the outcome is known: nothing of it was written) or kUnknown (any other
 // error: whether it reached the disk is not known, so the caller must stop writing).
 // The service half (which requests share a commit, acknowledgements after it) is
@@ -29,6 +30,9 @@ class Transaction {
   explicit Transaction(Database& db) : db_(db) {}
 
   bool open() const { return open_; }
+  // Whether SQLite still has the transaction open (it rolls one back by itself after some
+  // errors); no system call.
+  bool active() const { return db_.InTransaction(); }
   void Begin();              // BEGIN IMMEDIATE; throws StoreError
   void OpenSavepoint();      // throws StoreError
   void ReleaseSavepoint();   // throws StoreError

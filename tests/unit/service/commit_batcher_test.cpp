@@ -145,6 +145,25 @@ TEST_CASE("a failing first write that SQLite already rolled back leaves the stor
   CHECK(f.Insert("after").code() == Code::kUnavailable);
 }
 
+TEST_CASE("a first write that succeeds after SQLite rolled its transaction back stops the batch",
+          "[service][batcher]") {
+  Fixture f;
+  bool acted = false;
+  Status s = f.batcher.Write([&]() -> Status {
+    auto m = Msg("rolled-back", "status");
+    f.ms.Insert(m);
+    f.t.db->Rollback();  // as SQLite does by itself after an I/O error the write swallowed
+    f.batcher.AfterCommit([&](bool) { acted = true; });
+    return Status::Ok();
+  });
+  CHECK(s.code() == Code::kUnavailable);
+  f.Run();
+  CHECK(f.batcher.mode() == service::CommitBatcher::Mode::kBroken);
+  CHECK_FALSE(acted);
+  CHECK(f.Rows("rolled-back") == 0);
+  CHECK(f.Insert("after").code() == Code::kUnavailable);
+}
+
 TEST_CASE("disk full at COMMIT: writes are refused with RESOURCE_EXHAUSTED, then resume by "
           "themselves and the waiting writes land",
           "[service][batcher]") {

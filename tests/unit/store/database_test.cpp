@@ -222,7 +222,8 @@ TEST_CASE("the background checkpointer folds the WAL back, and nothing committed
 // the WAL, rewrote a spilled page after a SAVEPOINT, and then rolled back to it: the frames it
 // appends afterwards keep zero checksums (sqlite3WalSavepointUndo leaves iReCksum past the
 // rolled-back end), so recovery stops there and drops that commit and every later one. The
-// daemon runs each request in `SAVEPOINT op`, so its connection never spills.
+// daemon rolls a failed request back to `SAVEPOINT op` (every write of a turn but the first),
+// so its connection never spills.
 TEST_CASE(
     "a savepoint rolled back in a transaction bigger than the page cache loses no commit "
     "when the process is killed",
