@@ -24,7 +24,7 @@ Status CommitBatcher::Write(const std::function<Status()>& fn) {
   if (mode_ != Mode::kWriting) return Refusal();
   // The turn's first write needs no savepoint of its own: should it fail, the transaction holds
   // nothing else, and rolling all of it back undoes that write alone. SAVEPOINT and RELEASE
-  // cost ~4k instructions a write, and with one client every Send is the first of its turn.
+  // cost ~3-4k instructions a write, and with one client every Send is the first of its turn.
   bool first = false;
   try {
     if (!txn_.open()) {
@@ -105,7 +105,8 @@ void CommitBatcher::Flush() {
       txn_.Abandon();
       r.outcome = store::CommitOutcome::kUnknown;
       r.error = reason_;
-      spdlog::critical("a rollback failed; the batch is rolled back, refusing further writes: {}",
+      spdlog::critical("a write could not be kept or undone; the batch is rolled back, refusing "
+                       "further writes: {}",
                        r.error);
     } else {
       r = txn_.Commit();

@@ -2,9 +2,9 @@
 // first write of a loop turn opens one transaction and posts a flush behind the work already
 // queued, so every write made before the flush commits together; each later write runs inside
 // its own savepoint so a failing request rolls back alone (a failing first write takes the
-// whole transaction, which holds nothing else, back with it). Acknowledgements, event publication and
-// side effects (spawning a worker) run only after COMMIT succeeded — nothing is acknowledged
-// before it is durable.
+// whole transaction, which holds nothing else, back with it). Acknowledgements, event
+// publication and side effects (spawning a worker) run only after COMMIT succeeded — nothing is
+// acknowledged before it is durable.
 // When a commit fails the batcher changes mode (STYLE "stop writing"):
 //   disk full (SQLITE_FULL: rolled back, the outcome is known) — every write is refused with
 //     RESOURCE_EXHAUSTED naming the cause; a probe tries a small write every probe interval
