@@ -2,6 +2,8 @@
 // (a bare gRPC ping server of the same build on a unix socket; posix_spawn+waitpid), over
 // repetitions (min / median / max). It starts its own ping server and conclaved on temporary
 // directories, prints a Markdown table on stdout (progress on stderr), and asserts nothing.
+// The unary and wake sections also measure a bare loop server (bench_loop_server.cpp): the
+// daemon's structure — calls posted to one asio loop and finished from it — with no store.
 //   bench [--daemon PATH] [--reps N] [--only a,b] [--messages N] [--idle-s S]
 // Sections: unary, send, wake, sql, park, dispatch, load, reads (default: all).
 #include <unistd.h>
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
   // the bench's clients of both.
   conclave::ProductionRuntime();
   if (argc == 3 && std::string(argv[1]) == "--serve-ping") return bench::ServePing(argv[2]);
+  if (argc == 3 && std::string(argv[1]) == "--serve-loop") return bench::ServeLoop(argv[2]);
   bench::Env env;
   env.daemon_bin = CONCLAVED_BIN;
   std::set<std::string> only;
@@ -87,6 +90,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench: the ping server did not start\n");
     return 1;
   }
+  if (only.empty() || only.count("unary") || only.count("wake")) {
+    env.loop_socket = env.root + "/loop.sock";
+    env.loop = bench::Child({env.self, "--serve-loop", env.loop_socket}, env.root + "/loop.log");
+    if (!bench::WaitUntilServing(env.loop_socket, std::chrono::seconds(30))) {
+      std::fprintf(stderr, "bench: the loop server did not start\n");
+      return 1;
+    }
+  }
   env.daemon.StartNew(env.daemon_bin, env.root + "/main");
 
   // A shared VM's noise has a measurable part: the time this guest's vCPUs were ready to run
@@ -106,6 +117,7 @@ int main(int argc, char** argv) {
   const double steal = bench::StealPercent(start, bench::ReadHostTicks());
   env.daemon.Stop();
   env.ping.Stop();
+  if (env.loop.alive()) env.loop.Stop();
 
   std::printf("%s", env.table.Markdown().c_str());
   std::printf("\n`%s` — %d repetitions; %ld CPUs; conclaved: %s\n", command.c_str(), env.reps,

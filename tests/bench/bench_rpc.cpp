@@ -138,15 +138,18 @@ void RunUnary(Env& env) {
   constexpr int kN = 2000;
   auto stub = Stub(env.daemon.socket(), 2);
   auto ping_stub = Stub(env.ping_socket, 1);
+  auto loop_stub = Stub(env.loop_socket, 3);
   for (int rep = 0; rep < env.reps; ++rep) {
     std::fprintf(stderr, "bench: unary, rep %d\n", rep + 1);
     auto parts = Interleaved(kN, 100, {
         [&](int k) { return PingLatencies(*ping_stub, k); },
         [&](int k) { return TimeUnary(k, *stub, &v1::Conclave::Stub::GetStatus); },
-        [&](int k) { return TimeUnary(k, *stub, &v1::Conclave::Stub::ListHandles); }});
+        [&](int k) { return TimeUnary(k, *stub, &v1::Conclave::Stub::ListHandles); },
+        [&](int k) { return TimeUnary(k, *loop_stub, &v1::Conclave::Stub::ListHandles); }});
     const auto& ping = parts[0];
     const auto& status = parts[1];
     const auto& handles = parts[2];
+    const auto& loop = parts[3];
     double p50 = Percentile(ping, 50), p99 = Percentile(ping, 99);
     auto add = [&](const char* name, const std::vector<double>& v, double pct, double bare) {
       Row& r = env.table.Get(name, "µs", "ping");
@@ -157,6 +160,8 @@ void RunUnary(Env& env) {
     add("GetStatus round trip p99", status, 99, p99);
     add("ListHandles round trip p50", handles, 50, p50);
     add("ListHandles round trip p99", handles, 99, p99);
+    add("bare loop server (no store): round trip p50", loop, 50, p50);
+    add("bare loop server (no store): round trip p99", loop, 99, p99);
   }
 }
 
@@ -236,19 +241,24 @@ void RunWake(Env& env) {
   constexpr int kN = 300;
   auto stub = Stub(env.daemon.socket(), 4);
   auto ping_stub = Stub(env.ping_socket, 1);
+  auto loop_stub = Stub(env.loop_socket, 5);
   RegisterHandle(*stub, "bench-wake");
   for (int rep = 0; rep < env.reps; ++rep) {
     std::fprintf(stderr, "bench: wake, rep %d\n", rep + 1);
-    auto parts = Interleaved(kN, 20, {[&](int k) { return PingLatencies(*ping_stub, k); },
-                                      [&](int k) { return WakeLatencies(*stub, "bench-wake", k); }});
+    auto parts = Interleaved(
+        kN, 20, {[&](int k) { return PingLatencies(*ping_stub, k); },
+                 [&](int k) { return WakeLatencies(*stub, "bench-wake", k); },
+                 [&](int k) { return WakeLatencies(*loop_stub, "bench-wake", k); }});
     const auto& ping = parts[0];
-    const auto& wake = parts[1];
-    Row& p50 = env.table.Get("Send → parked Wait woken p50", "µs", "ping");
-    p50.conclave.push_back(Percentile(wake, 50));
-    p50.bare.push_back(Percentile(ping, 50));
-    Row& p99 = env.table.Get("Send → parked Wait woken p99", "µs", "ping");
-    p99.conclave.push_back(Percentile(wake, 99));
-    p99.bare.push_back(Percentile(ping, 99));
+    auto add = [&](const char* name, const std::vector<double>& v, double pct) {
+      Row& r = env.table.Get(name, "µs", "ping");
+      r.conclave.push_back(Percentile(v, pct));
+      r.bare.push_back(Percentile(ping, pct));
+    };
+    add("Send → parked Wait woken p50", parts[1], 50);
+    add("Send → parked Wait woken p99", parts[1], 99);
+    add("bare loop server (no store): Send → parked Wait woken p50", parts[2], 50);
+    add("bare loop server (no store): Send → parked Wait woken p99", parts[2], 99);
   }
 }
 

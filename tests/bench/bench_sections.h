@@ -12,11 +12,13 @@
 namespace bench {
 
 struct Env {
-  std::string self;         // this binary (re-run as the ping server)
+  std::string self;         // this binary (re-run as the ping and loop servers)
   std::string daemon_bin;   // conclaved under test
   std::string root;         // temp dir for everything
   std::string ping_socket;
   Child ping;               // the bare server
+  std::string loop_socket;
+  Child loop;               // the bare loop server (unary and wake sections only)
   Daemon daemon;            // shared by the rpc and dispatch sections
   int reps = 3;
   long messages = 1000000;  // size of the big log in the read-path section
@@ -24,11 +26,11 @@ struct Env {
   Table table;
 };
 
-// Rows: unary ping vs GetStatus vs ListHandles.
+// Rows: unary ping vs GetStatus vs ListHandles vs a round trip through the bare loop server.
 void RunUnary(Env& env);
 // Rows: Send ack latency, throughput and daemon CPU per op at 1 and 16 clients.
 void RunSend(Env& env);
-// Rows: Send → parked Wait wake latency.
+// Rows: Send → parked Wait wake latency, of conclaved and of the bare loop server.
 void RunWake(Env& env);
 // Rows: a Send's SQL transaction alone vs a bare one-row SQLite write.
 void RunSql(Env& env);

@@ -90,6 +90,9 @@ std::string MakeTempDir(const std::string& tag);
 // The bare baseline: a gRPC server (same build, callback API, unix socket) that answers any
 // unary method at once with an empty message. Runs in a child process: `bench --serve-ping S`.
 int ServePing(const std::string& socket);
+// The bare loop server (bench_loop_server.cpp): the ping server's calls posted into one asio
+// loop and finished from it; Wait parks, Send answers the parked. `bench --serve-loop S`.
+int ServeLoop(const std::string& socket);
 
 // One line of the result table: a figure over repetitions, and its bare baseline.
 struct Row {
