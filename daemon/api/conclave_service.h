@@ -9,6 +9,7 @@
 #include "../../proto/lenient/lenient_parse.h"  // first: the handlers parse leniently
 #include "conclave/v1/conclave.grpc.pb.h"
 #include "api/peer_table.h"
+#include "api/status_reply.h"
 #include "domain/caller.h"
 #include "service/services.h"
 
@@ -18,7 +19,9 @@ namespace v1 = ::conclave::v1;
 using CTX = grpc::CallbackServerContext;
 using Unary = grpc::ServerUnaryReactor;
 
-class ConclaveService final : public ::conclave::v1::Conclave::CallbackService {
+// GetStatus is a raw method: StatusReplyCache serializes its reply (the rest are typed).
+class ConclaveService final : public ::conclave::v1::Conclave::WithRawCallbackMethod_GetStatus<
+                                  ::conclave::v1::Conclave::CallbackService> {
  public:
   ConclaveService(boost::asio::io_context& io, service::Services& services)
       : io_(io), svc_(services) {}
@@ -36,7 +39,7 @@ class ConclaveService final : public ::conclave::v1::Conclave::CallbackService {
   PeerTable& peers() { return peers_; }
 
 
-  Unary* GetStatus(CTX*, const v1::GetStatusRequest*, v1::StatusReply*) override;
+  Unary* GetStatus(CTX*, const grpc::ByteBuffer* request, grpc::ByteBuffer* reply) override;
   Unary* RegisterHandle(CTX*, const v1::RegisterHandleRequest*, v1::Handle*) override;
   Unary* ListHandles(CTX*, const v1::ListHandlesRequest*, v1::ListHandlesReply*) override;
   Unary* Send(CTX*, const v1::SendRequest*, v1::SendReply*) override;
@@ -90,6 +93,7 @@ class ConclaveService final : public ::conclave::v1::Conclave::CallbackService {
   std::atomic<bool> stopping_{false};
   std::string token_;
   PeerTable peers_;
+  StatusReplyCache status_reply_;  // loop thread only
   friend class WatchReactor;
 };
 

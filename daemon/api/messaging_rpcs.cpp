@@ -77,9 +77,19 @@ void ConclaveService::FinishAfterCommit(Unary* reactor, const Status& s) {
   });
 }
 
-Unary* ConclaveService::GetStatus(CTX* ctx, const v1::GetStatusRequest* req, v1::StatusReply* resp) {
-  return OnLoop(ctx, *req, domain::Rpc::kGetStatus, [this, resp](Unary* r, const domain::Caller& caller) {
-    ToProto(svc_.Status(), resp);
+Unary* ConclaveService::GetStatus(CTX* ctx, const grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* reply) {
+  // A raw method: the request is parsed here as the generated handlers parse the others, and a
+  // request that cannot be parsed is answered as they answer one (UNIMPLEMENTED, no message).
+  v1::GetStatusRequest req;
+  grpc::ByteBuffer bytes(*request);
+  if (!proto::LenientDeserialize(&bytes, &req).ok()) {
+    Unary* reactor = ctx->DefaultReactor();
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, ""));
+    return reactor;
+  }
+  return OnLoop(ctx, req, domain::Rpc::kGetStatus, [this, reply](Unary* r, const domain::Caller&) {
+    *reply = status_reply_.Serialize(svc_);
     FinishAfterCommit(r, Status::Ok());
   });
 }

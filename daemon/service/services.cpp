@@ -69,19 +69,23 @@ void Services::Stop(std::function<void()> done) {
   runs.StopAll(std::move(done));
 }
 
+std::array<std::pair<const char*, int64_t>, Services::kLiveCounts> Services::LiveCounts() {
+  return {{{"waiters", static_cast<int64_t>(core.bus.waiter_count())},
+           {"watchers", static_cast<int64_t>(core.bus.watcher_count())},
+           {"review_waiters", static_cast<int64_t>(reviews.waiter_count())},
+           {"flow_waiters", static_cast<int64_t>(flows.waiter_count())},
+           {"profiles", static_cast<int64_t>(core.profiles.profiles.size())},
+           {"commits", core.batcher.commits()},
+           {"wal_checkpoints", core.db.checkpoints()},
+           {"sqlite_memory_bytes", store::SqliteMemoryUsed()},
+           {"status_rereads", status_reads.rereads()},
+           {"launch_threads_replaced", core.launcher.replaced_threads()},
+           {"launch_threads_stuck", core.launcher.stuck_threads()}}};
+}
+
 std::map<std::string, int64_t> Services::Counts(const StatusReads::Snapshot& stored) {
   std::map<std::string, int64_t> c = stored.counts;
-  c["waiters"] = static_cast<int64_t>(core.bus.waiter_count());
-  c["watchers"] = static_cast<int64_t>(core.bus.watcher_count());
-  c["review_waiters"] = static_cast<int64_t>(reviews.waiter_count());
-  c["flow_waiters"] = static_cast<int64_t>(flows.waiter_count());
-  c["profiles"] = static_cast<int64_t>(core.profiles.profiles.size());
-  c["commits"] = core.batcher.commits();
-  c["wal_checkpoints"] = core.db.checkpoints();
-  c["sqlite_memory_bytes"] = store::SqliteMemoryUsed();
-  c["status_rereads"] = status_reads.rereads();
-  c["launch_threads_replaced"] = core.launcher.replaced_threads();
-  c["launch_threads_stuck"] = core.launcher.stuck_threads();
+  for (const auto& [name, n] : LiveCounts()) c[name] = n;
   return c;
 }
 

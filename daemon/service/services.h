@@ -4,6 +4,7 @@
 // that owns it. Loop thread only.
 #pragma once
 
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -97,6 +98,10 @@ struct Services {
   void Stop(std::function<void()> done);
 
   StatusView Status();
+  // The counts of Status() read from memory rather than the store: they may change without a
+  // write (a Wait parks, a commit is counted), so a reply kept between calls refreshes these.
+  static constexpr size_t kLiveCounts = 11;
+  std::array<std::pair<const char*, int64_t>, kLiveCounts> LiveCounts();
   std::vector<ProfileView> Profiles();
   std::vector<ProfileErrorView> ProfileErrors();
   // The last committed sequence number (a safe cursor).

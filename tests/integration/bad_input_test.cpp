@@ -373,3 +373,51 @@ TEST_CASE("size and number limits sit where documented: at the limit accepted, o
     }
   }
 }
+
+TEST_CASE("GetStatus, whose reply the daemon serializes itself, answers bytes it cannot parse "
+          "as every typed method does, and a valid request with the daemon's status",
+          "[bad-input][status]") {
+  DaemonFixture d;
+  d.Start();
+  RawService raw(d);
+  // Sends bytes to method; returns the status, the reply's bytes and the trailing metadata.
+  auto call = [&](const std::string& method, const std::string& bytes, std::string* reply,
+                  std::multimap<std::string, std::string>* trailers) {
+    grpc::Slice slice(bytes);
+    grpc::ByteBuffer buf(&slice, 1), resp;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + 10s);
+    std::promise<grpc::Status> done;
+    raw.calls.UnaryCall(&ctx, "/conclave.v1.Conclave/" + method, grpc::StubOptions(), &buf,
+                        &resp, [&](grpc::Status s) { done.set_value(std::move(s)); });
+    grpc::Status s = done.get_future().get();
+    std::vector<grpc::Slice> slices;
+    if (s.ok() && resp.Dump(&slices).ok()) {
+      for (const auto& sl : slices) reply->append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+    }
+    for (const auto& [k, v] : ctx.GetServerTrailingMetadata()) {
+      trailers->emplace(std::string(k.data(), k.size()), std::string(v.data(), v.size()));
+    }
+    return s;
+  };
+  const std::string garbage = "\xff\xff\xff\xff";  // a tag no parser accepts
+  std::string reply;
+  std::multimap<std::string, std::string> trailers, typed_trailers;
+  grpc::Status typed = call("ListHandles", garbage, &reply, &typed_trailers);
+  REQUIRE_FALSE(typed.ok());
+  grpc::Status status = call("GetStatus", garbage, &reply, &trailers);
+  CHECK(status.error_code() == typed.error_code());
+  CHECK(status.error_message() == typed.error_message());
+  CHECK(trailers.count("conclave-origin") == typed_trailers.count("conclave-origin"));
+
+  trailers.clear();
+  reply.clear();
+  REQUIRE(call("GetStatus", "", &reply, &trailers).ok());
+  conclave::v1::StatusReply parsed;
+  REQUIRE(parsed.ParseFromString(reply));
+  CHECK(parsed.pid() == d.pid());
+  CHECK(parsed.counts().count("messages") == 1);
+  CHECK(parsed.counts().count("waiters") == 1);
+  CHECK(trailers.count("conclave-origin") == 1);
+  CHECK(kill(d.pid(), 0) == 0);
+}
