@@ -9,7 +9,7 @@
 #include "../../proto/lenient/lenient_parse.h"  // first: the handlers parse leniently
 #include "conclave/v1/conclave.grpc.pb.h"
 #include "api/peer_table.h"
-#include "api/status_reply.h"
+#include "api/status_reply_cache.h"
 #include "domain/caller.h"
 #include "service/services.h"
 

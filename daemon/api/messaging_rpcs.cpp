@@ -89,7 +89,7 @@ Unary* ConclaveService::GetStatus(CTX* ctx, const grpc::ByteBuffer* request,
     return reactor;
   }
   return OnLoop(ctx, req, domain::Rpc::kGetStatus, [this, reply](Unary* r, const domain::Caller&) {
-    *reply = status_reply_.Serialize(svc_);
+    status_reply_.Serialize(svc_).Swap(reply);
     FinishAfterCommit(r, Status::Ok());
   });
 }

@@ -30,6 +30,7 @@ struct DiskView {
   int64_t free_bytes = 0;       // available to the daemon on the state directory's filesystem
   int64_t measured_ms = 0;      // 0: not measured yet
   int64_t removed_dispatch_dirs = 0, removed_messages = 0;  // since the daemon started
+  bool operator==(const DiskView&) const = default;
 };
 
 // How many messages the next delete of a pass takes, from how long the last one (its DELETE and

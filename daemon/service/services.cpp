@@ -70,17 +70,20 @@ void Services::Stop(std::function<void()> done) {
 }
 
 std::array<std::pair<const char*, int64_t>, Services::kLiveCounts> Services::LiveCounts() {
-  return {{{"waiters", static_cast<int64_t>(core.bus.waiter_count())},
-           {"watchers", static_cast<int64_t>(core.bus.watcher_count())},
-           {"review_waiters", static_cast<int64_t>(reviews.waiter_count())},
-           {"flow_waiters", static_cast<int64_t>(flows.waiter_count())},
-           {"profiles", static_cast<int64_t>(core.profiles.profiles.size())},
-           {"commits", core.batcher.commits()},
-           {"wal_checkpoints", core.db.checkpoints()},
-           {"sqlite_memory_bytes", store::SqliteMemoryUsed()},
-           {"status_rereads", status_reads.rereads()},
-           {"launch_threads_replaced", core.launcher.replaced_threads()},
-           {"launch_threads_stuck", core.launcher.stuck_threads()}}};
+  // Sized by what is listed: one more or one fewer than kLiveCounts does not compile.
+  return std::to_array<std::pair<const char*, int64_t>>({
+      {"waiters", static_cast<int64_t>(core.bus.waiter_count())},
+      {"watchers", static_cast<int64_t>(core.bus.watcher_count())},
+      {"review_waiters", static_cast<int64_t>(reviews.waiter_count())},
+      {"flow_waiters", static_cast<int64_t>(flows.waiter_count())},
+      {"profiles", static_cast<int64_t>(core.profiles.profiles.size())},
+      {"commits", core.batcher.commits()},
+      {"wal_checkpoints", core.db.checkpoints()},
+      {"sqlite_memory_bytes", store::SqliteMemoryUsed()},
+      {"status_rereads", status_reads.rereads()},
+      {"launch_threads_replaced", core.launcher.replaced_threads()},
+      {"launch_threads_stuck", core.launcher.stuck_threads()},
+  });
 }
 
 std::map<std::string, int64_t> Services::Counts(const StatusReads::Snapshot& stored) {
@@ -89,11 +92,12 @@ std::map<std::string, int64_t> Services::Counts(const StatusReads::Snapshot& sto
   return c;
 }
 
-StatusView Services::Status() {
-  const StatusReads::Snapshot& stored = status_reads.Get();
+StatusView Services::Status() { return Status(status_reads.Get()); }
+
+StatusView Services::Status(const StatusReads::Snapshot& stored) {
   StatusView s;
   s.version = CONCLAVE_VERSION;
-  s.uptime_ms = core.clock.NowMs() - core.started_ms;
+  s.uptime_ms = UptimeMs();
   s.pid = core.pid;
   s.state_dir = core.config.state_dir;
   s.database_path = core.config.database_path;

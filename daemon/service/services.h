@@ -98,6 +98,9 @@ struct Services {
   void Stop(std::function<void()> done);
 
   StatusView Status();
+  // The same, from a snapshot StatusReads::Get() just returned (Get() is not called again).
+  StatusView Status(const StatusReads::Snapshot& stored);
+  int64_t UptimeMs() const { return core.clock.NowMs() - core.started_ms; }
   // The counts of Status() read from memory rather than the store: they may change without a
   // write (a Wait parks, a commit is counted), so a reply kept between calls refreshes these.
   static constexpr size_t kLiveCounts = 11;

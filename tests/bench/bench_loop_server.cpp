@@ -38,16 +38,19 @@ class LoopReactor final : public grpc::ServerGenericBidiReactor {
   }
   void OnReadDone(bool ok) override;
   void OnDone() override { delete this; }
-  // On the loop: answers with `reply` (empty by default) and ends the call.
-  void Reply(grpc::ByteBuffer reply = grpc::ByteBuffer(&kEmpty, 1)) {
+  // On the loop: answers with an empty message and ends the call.
+  void Reply() { StartWriteAndFinish(&empty_reply_, grpc::WriteOptions(), grpc::Status::OK); }
+  // On the loop: answers with `reply` and ends the call.
+  void Reply(grpc::ByteBuffer reply) {
     reply_ = std::move(reply);
     StartWriteAndFinish(&reply_, grpc::WriteOptions(), grpc::Status::OK);
   }
   const std::string& method() const { return method_; }
 
  private:
-  static inline grpc::Slice kEmpty{""};
   LoopServer* server_;
+  grpc::Slice empty_{""};
+  grpc::ByteBuffer empty_reply_{&empty_, 1};
   std::string method_;
   grpc::ByteBuffer request_;
   grpc::ByteBuffer reply_;
@@ -68,6 +71,11 @@ class LoopServer final : public grpc::CallbackGenericService {
     for (LoopReactor* w : parked_) w->Reply();
     parked_.clear();
   }
+  // On the loop: from now on a Wait is answered at once instead of parked.
+  void Stop() {
+    stopping_ = true;
+    ReleaseParked();
+  }
 
  private:
   static bool EndsWith(const std::string& s, const char* tail) {
@@ -76,7 +84,7 @@ class LoopServer final : public grpc::CallbackGenericService {
   }
   void Handle(LoopReactor* r) {
     const std::string& m = r->method();
-    if (EndsWith(m, "/Wait")) {
+    if (EndsWith(m, "/Wait") && !stopping_) {
       parked_.push_back(r);
     } else if (EndsWith(m, "/Send")) {
       ReleaseParked();
@@ -94,6 +102,7 @@ class LoopServer final : public grpc::CallbackGenericService {
 
   boost::asio::io_context& io_;
   std::vector<LoopReactor*> parked_;
+  bool stopping_ = false;
 };
 
 void LoopReactor::OnReadDone(bool ok) {
@@ -127,7 +136,7 @@ int ServeLoop(const std::string& socket) {
   std::thread shutdown;
   signals.async_wait([&](const boost::system::error_code& e, int) {
     if (e) return;
-    service.ReleaseParked();
+    service.Stop();
     // Shutdown() waits for calls that finish on this loop: call it from elsewhere.
     shutdown = std::thread([&] {
       server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));

@@ -6,7 +6,7 @@
 // when what it shows may have changed — the store (StatusReads re-read it), the disk figures,
 // or cooldowns that expire with time — and otherwise only its live fields are set in place
 // (uptime, last_seq and Services::LiveCounts()) before it is serialized into the call's
-// buffer. What a call receives always equals ToProto(Status()) at that moment.
+// buffer. What a call receives equals ToProto(Status()) at that moment.
 // Loop thread only.
 #pragma once
 
@@ -25,17 +25,15 @@ class StatusReplyCache {
  public:
   // The daemon's status now, serialized.
   grpc::ByteBuffer Serialize(service::Services& services);
-  // The reply as the last Serialize() left it (tests).
-  const ::conclave::v1::StatusReply& reply() const { return reply_; }
   // How many times the reply was built whole (tests).
   int64_t builds() const { return builds_; }
 
  private:
-  void Build(service::Services& services);
+  void Build(service::Services& services, const service::StatusReads::Snapshot& stored);
 
   ::conclave::v1::StatusReply reply_;
-  bool built_ = false;
-  int64_t rereads_ = -1;   // StatusReads::rereads() when built
+  bool built_ = false;      // false also while a build is under way: live_ is then not valid
+  int64_t rereads_ = -1;    // StatusReads::rereads() when built
   service::DiskView disk_;  // the disk figures when built
   std::array<int64_t*, service::Services::kLiveCounts> live_{};  // into reply_'s counts map
   int64_t builds_ = 0;
