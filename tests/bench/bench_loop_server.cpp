@@ -123,16 +123,8 @@ int ServeLoop(const std::string& socket) {
   // As conclaved's: gRPC's threads SCHED_BATCH, the loop SCHED_OTHER (common/runtime.h).
   conclave::BeginBackgroundThreads();
   LoopServer service(io);
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
-  builder.RegisterCallbackGenericService(&service);
-  builder.SetMaxReceiveMessageSize(16 << 20);
-  builder.SetMaxSendMessageSize(16 << 20);
-  auto server = builder.BuildAndStart();
-  if (!server) {
-    std::fprintf(stderr, "bench: the loop server cannot listen on %s\n", socket.c_str());
-    return 1;
-  }
+  auto server = StartBareServer(socket, &service, "loop");
+  if (!server) return 1;
   std::thread shutdown;
   signals.async_wait([&](const boost::system::error_code& e, int) {
     if (e) return;

@@ -44,6 +44,21 @@ class PingService final : public grpc::CallbackGenericService {
 
 }  // namespace
 
+std::unique_ptr<grpc::Server> StartBareServer(const std::string& socket,
+                                              grpc::CallbackGenericService* service,
+                                              const char* what) {
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
+  builder.RegisterCallbackGenericService(service);
+  builder.SetMaxReceiveMessageSize(16 << 20);
+  builder.SetMaxSendMessageSize(16 << 20);
+  auto server = builder.BuildAndStart();
+  if (!server) {
+    std::fprintf(stderr, "bench: the %s server cannot listen on %s\n", what, socket.c_str());
+  }
+  return server;
+}
+
 int ServePing(const std::string& socket) {
   // Block the stop signals before gRPC starts threads, so sigwait below receives them.
   sigset_t set;
@@ -56,16 +71,8 @@ int ServePing(const std::string& socket) {
   // waits for the signal below.
   conclave::BeginBackgroundThreads();
   PingService service;
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
-  builder.RegisterCallbackGenericService(&service);
-  builder.SetMaxReceiveMessageSize(16 << 20);
-  builder.SetMaxSendMessageSize(16 << 20);
-  auto server = builder.BuildAndStart();
-  if (!server) {
-    std::fprintf(stderr, "bench: the ping server cannot listen on %s\n", socket.c_str());
-    return 1;
-  }
+  auto server = StartBareServer(socket, &service, "ping");
+  if (!server) return 1;
   int sig = 0;
   sigwait(&set, &sig);
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));

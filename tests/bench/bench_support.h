@@ -90,6 +90,12 @@ std::string MakeTempDir(const std::string& tag);
 // The bare baseline: a gRPC server (same build, callback API, unix socket) that answers any
 // unary method at once with an empty message. Runs in a child process: `bench --serve-ping S`.
 int ServePing(const std::string& socket);
+// Builds and starts a bare server of the bench on a unix socket: `service` answers every method,
+// with the daemon's message size limits. Both bare servers start through here, so they are
+// configured alike. Null (and a line on stderr naming `what`) when it cannot listen.
+std::unique_ptr<grpc::Server> StartBareServer(const std::string& socket,
+                                              grpc::CallbackGenericService* service,
+                                              const char* what);
 // The bare loop server (bench_loop_server.cpp): the ping server's calls posted into one asio
 // loop and finished from it; Wait parks, Send answers the parked. `bench --serve-loop S`.
 int ServeLoop(const std::string& socket);
