@@ -18,7 +18,7 @@ struct Env {
   std::string ping_socket;
   Child ping;               // the bare server
   std::string loop_socket;
-  Child loop;               // the bare loop server (unary and wake sections only)
+  Child loop;               // the bare loop server (unary and wake sections; stopped after wake)
   Daemon daemon;            // shared by the rpc and dispatch sections
   int reps = 3;
   long messages = 1000000;  // size of the big log in the read-path section
