@@ -138,6 +138,8 @@ class Database {
   // changes included): moves with every write this connection makes.
   int64_t TotalChanges() const { return sqlite3_total_changes64(db_); }
   bool InTransaction() const { return !sqlite3_get_autocommit(db_); }
+  // The connection itself, for tests that trace what SQLite runs on it.
+  sqlite3* handle() const { return db_; }
   // Makes the statement running on this connection stop with SQLITE_INTERRUPT (a StoreError).
   // The one call safe from any thread while another uses the connection.
   void Interrupt() { sqlite3_interrupt(db_); }

@@ -14,7 +14,8 @@ class MessageStore {
  public:
   explicit MessageStore(Database& db) : db_(db) {}
 
-  // Inserts the message and sets m.seq.
+  // Inserts the message and sets m.seq. A read one goes in unread and is marked read in the
+  // same savepoint (migration 0015).
   void Insert(domain::MessageRecord& m);
   std::optional<domain::MessageRecord> Get(int64_t seq);
 

@@ -318,6 +318,38 @@ TEST_CASE("the message counts equal a count of the rows through inserts, reads, 
   CHECK(ms.Count() == 1);
 }
 
+TEST_CASE("no trigger runs for an unread insert, and the read trigger counts a read one",
+          "[store]") {
+  // SQLite opens a trigger's frame before it tests its WHEN, on every row: a Send's insert
+  // pays that unless no trigger is on it (migration 0015).
+  TempDb t(true);
+  store::MessageStore ms(*t.db);
+  std::vector<std::string> triggers;
+  sqlite3* raw = t.db->handle();
+  sqlite3_trace_v2(
+      raw, SQLITE_TRACE_STMT,
+      [](unsigned, void* ctx, void*, void* x) -> int {
+        std::string text(static_cast<const char*>(x));
+        if (text.rfind("-- TRIGGER ", 0) == 0) {
+          static_cast<std::vector<std::string>*>(ctx)->push_back(text.substr(11));
+        }
+        return 0;
+      },
+      &triggers);
+  auto unread = Msg("h1", "status");
+  ms.Insert(unread);
+  CHECK(triggers.empty());
+  auto read = Msg("h1", "status");
+  read.read = true;
+  ms.Insert(read);
+  CHECK(triggers == std::vector<std::string>{"messages_count_read"});
+  sqlite3_trace_v2(raw, 0, nullptr, nullptr);
+  CHECK(ms.Get(read.seq)->read);
+  CHECK(!ms.Get(unread.seq)->read);
+  CHECK(ms.Count() == 2);
+  CHECK(ms.CountUnread() == 1);
+}
+
 TEST_CASE("upgrading to 0014 carries the message counts over, rows deleted before it included",
           "[store]") {
   TempDb t;
