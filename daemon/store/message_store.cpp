@@ -38,6 +38,7 @@ void MessageStore::Insert(domain::MessageRecord& m) {
   // A row goes in unread and is then marked read, so the trigger on that update counts it
   // (migration 0015: no trigger runs for an insert). Both in one savepoint.
   if (m.read) {
+    const int64_t seq_before = m.seq;
     db_.Savepoint();
     try {
       m.read = false;
@@ -46,8 +47,16 @@ void MessageStore::Insert(domain::MessageRecord& m) {
       db_.Prepare("UPDATE messages SET read = 1 WHERE seq = ?").Bind(1, m.seq).Run();
     } catch (...) {
       m.read = true;
-      db_.RollbackTo();
-      db_.Release();
+      m.seq = seq_before;
+      // SQLite may have rolled the whole transaction back by itself (a full disk, an I/O
+      // error), the savepoint with it: the error reported is the first one.
+      if (db_.InTransaction()) {
+        try {
+          db_.RollbackTo();
+          db_.Release();
+        } catch (const StoreError&) {
+        }
+      }
       throw;
     }
     db_.Release();

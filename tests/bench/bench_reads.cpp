@@ -60,6 +60,7 @@ void Fill(const std::string& path, long total, int days_old = 0) {
   Check(db, sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr), "begin");
   uint64_t x = 88172645463325252ull + have;  // xorshift: deterministic, cheap
   std::string body(120, 'b');
+  int64_t read_rows = 0;
   for (long i = have; i < total; ++i) {
     x ^= x << 13;
     x ^= x >> 7;
@@ -78,10 +79,23 @@ void Fill(const std::string& path, long total, int days_old = 0) {
     sqlite3_bind_text(ins, 5, subject.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(ins, 6, body.c_str(), -1, SQLITE_STATIC);
     sqlite3_bind_int64(ins, 7, 1 + pick(32, 122, 10, 10000));
-    sqlite3_bind_int(ins, 8, (x >> 50) % 10 < 3 ? 0 : 1);
+    const bool read = (x >> 50) % 10 >= 3;
+    read_rows += read ? 1 : 0;
+    sqlite3_bind_int(ins, 8, read ? 1 : 0);
     Check(db, sqlite3_step(ins), "insert");
     sqlite3_reset(ins);
   }
+  // No trigger counts an insert (migration 0015): the store marks a row read by an update,
+  // which its trigger counts; rows inserted read here are counted here, in the same transaction.
+  sqlite3_stmt* count_read = nullptr;
+  Check(db, sqlite3_prepare_v2(db,
+                               "INSERT INTO counters(name, n) VALUES ('messages_read', ?) "
+                               "ON CONFLICT(name) DO UPDATE SET n = n + excluded.n",
+                               -1, &count_read, nullptr),
+        "prepare count");
+  sqlite3_bind_int64(count_read, 1, read_rows);
+  Check(db, sqlite3_step(count_read), "count read rows");
+  sqlite3_finalize(count_read);
   Check(db, sqlite3_exec(db, "COMMIT; PRAGMA journal_mode=WAL;", nullptr, nullptr, nullptr),
         "commit");
   sqlite3_finalize(ins);
@@ -168,9 +182,11 @@ void MeasureReads(Env& env, Daemon& d, Samples& out, const char* label, long mes
   constexpr int kN = 300;
   auto stub = Stub(d.socket(), 500);
   // The log measured is the log filled: nothing of it was deleted on the way.
-  int64_t held = Counts(*stub)["messages"];
-  std::fprintf(stderr, "bench: reads at %s: the daemon holds %lld messages\n", label,
-               static_cast<long long>(held));
+  auto counts = Counts(*stub);
+  int64_t held = counts["messages"];
+  // The fill marks 30% unread; the daemon's own count shows its counters agree.
+  std::fprintf(stderr, "bench: reads at %s: the daemon holds %lld messages, %lld unread\n", label,
+               static_cast<long long>(held), static_cast<long long>(counts["unread"]));
   if (held < messages) {
     std::fprintf(stderr, "bench: WARNING: %lld messages filled but %lld held; the rows at %s "
                  "measure a smaller log\n", static_cast<long long>(messages),

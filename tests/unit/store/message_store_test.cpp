@@ -13,6 +13,7 @@
 #include "store/handle_store.h"
 #include "store/task_store.h"
 #include "store/terminal_store.h"
+#include "store/transaction.h"
 #include "store/message_store.h"
 #include "store/migrations.h"
 #include "store/retention_store.h"
@@ -348,6 +349,58 @@ TEST_CASE("no trigger runs for an unread insert, and the read trigger counts a r
   CHECK(!ms.Get(unread.seq)->read);
   CHECK(ms.Count() == 2);
   CHECK(ms.CountUnread() == 1);
+}
+
+TEST_CASE("a read insert whose update fails leaves nothing, and throws the first error",
+          "[store]") {
+  TempDb t(true);
+  store::MessageStore ms(*t.db);
+  auto kept = Msg("h1", "status");
+  ms.Insert(kept);
+  auto fail_update = [](int also_rollback_to) {
+    return [also_rollback_to](std::string_view sql) {
+      if (sql.rfind("UPDATE messages SET read = 1", 0) == 0) return SQLITE_FULL;
+      if (sql == "ROLLBACK TO op") return also_rollback_to;
+      return SQLITE_OK;
+    };
+  };
+  auto check = [&](const std::string& step, int rollback_to_rc) {
+    INFO(step);
+    auto m = Msg("h1", "status");
+    m.read = true;
+    t.db->SetFaultHookForTest(fail_update(rollback_to_rc));
+    try {
+      ms.Insert(m);
+      FAIL("the insert went through");
+    } catch (const store::StoreError& e) {
+      CHECK(store::IsDiskFull(e));  // the update's error, not the rollback's
+    }
+    t.db->SetFaultHookForTest(nullptr);
+    CHECK(m.read);
+    CHECK(m.seq == 0);
+  };
+  // On its own: the savepoint was the transaction, and it is gone with the row.
+  check("alone", SQLITE_OK);
+  CHECK(!t.db->InTransaction());
+  CHECK(ms.Count() == 1);
+  CHECK(ms.CountUnread() == 1);
+  CHECK(ms.LastSeq() == kept.seq);
+  // Inside a transaction: rolled back to the savepoint, the transaction goes on.
+  t.db->Begin();
+  check("in a transaction", SQLITE_OK);
+  REQUIRE(t.db->InTransaction());
+  auto next = Msg("h1", "status");
+  ms.Insert(next);
+  t.db->Commit();
+  CHECK(ms.Count() == 2);
+  CHECK(ms.CountUnread() == 2);
+  CHECK(next.seq == kept.seq + 1);
+  // And when the rollback to the savepoint fails as well, the first error is still the one.
+  t.db->Begin();
+  check("rollback to the savepoint failing too", SQLITE_IOERR);
+  t.db->Rollback();
+  CHECK(ms.Count() == 2);
+  CHECK(ms.CountUnread() == 2);
 }
 
 TEST_CASE("upgrading to 0014 carries the message counts over, rows deleted before it included",
