@@ -35,33 +35,7 @@ void MessageStore::Insert(domain::MessageRecord& m) {
   if (!domain::IsMessageType(m.type)) {
     throw StoreError(SQLITE_CONSTRAINT, "message type '" + m.type + "' is not a known type");
   }
-  // A row goes in unread and is then marked read, so the trigger on that update counts it
-  // (migration 0015: no trigger runs for an insert). Both in one savepoint.
-  if (m.read) {
-    const int64_t seq_before = m.seq;
-    db_.Savepoint();
-    try {
-      m.read = false;
-      Insert(m);
-      m.read = true;
-      db_.Prepare("UPDATE messages SET read = 1 WHERE seq = ?").Bind(1, m.seq).Run();
-    } catch (...) {
-      m.read = true;
-      m.seq = seq_before;
-      // SQLite may have rolled the whole transaction back by itself (a full disk, an I/O
-      // error), the savepoint with it: the error reported is the first one.
-      if (db_.InTransaction()) {
-        try {
-          db_.RollbackTo();
-          db_.Release();
-        } catch (const StoreError&) {
-        }
-      }
-      throw;
-    }
-    db_.Release();
-    return;
-  }
+  if (m.read) return InsertRead(m);
   db_.Prepare(
          "INSERT INTO messages(created_ms, type, priority, sender, recipient, subject, body, "
          "payload, task_id, dispatch_id, thread_id, reply_to, read) "
@@ -80,6 +54,40 @@ void MessageStore::Insert(domain::MessageRecord& m) {
       .Bind(12, m.reply_to)
       .Run();
   m.seq = db_.LastInsertId();
+}
+
+// A row goes in unread and is then marked read, so the trigger on that update counts it
+// (migration 0015: no trigger runs for an insert). Both in a savepoint of its own name, so that
+// a failure here never rolls back or releases a caller's savepoint ("op", the batcher's).
+void MessageStore::InsertRead(domain::MessageRecord& m) {
+  const int64_t seq_before = m.seq;
+  const bool began = !db_.InTransaction();
+  db_.Prepare("SAVEPOINT message_read").Run();
+  try {
+    m.read = false;
+    Insert(m);
+    m.read = true;
+    db_.Prepare("UPDATE messages SET read = 1 WHERE seq = ?").Bind(1, m.seq).Run();
+    db_.Prepare("RELEASE message_read").Run();
+  } catch (...) {
+    m.read = true;
+    m.seq = seq_before;
+    // The error reported is the first one. What the savepoint holds is undone: with the
+    // transaction it began, or back to it inside the caller's, unless SQLite already rolled
+    // the whole transaction back by itself (a full disk, an I/O error). Should the undoing
+    // fail too, the savepoint stays inside the caller's transaction or savepoint, which the
+    // caller's own failure path rolls back whole (a named one cancels those nested in it).
+    try {
+      if (began) {
+        if (db_.InTransaction()) db_.Rollback();
+      } else if (db_.InTransaction()) {
+        db_.Exec("ROLLBACK TO message_read");
+        db_.Exec("RELEASE message_read");
+      }
+    } catch (const StoreError&) {
+    }
+    throw;
+  }
 }
 
 std::optional<domain::MessageRecord> MessageStore::Get(int64_t seq) {

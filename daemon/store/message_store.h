@@ -14,8 +14,8 @@ class MessageStore {
  public:
   explicit MessageStore(Database& db) : db_(db) {}
 
-  // Inserts the message and sets m.seq. A read one goes in unread and is marked read in the
-  // same savepoint (migration 0015).
+  // Inserts the message and sets m.seq. A read one goes in unread and is marked read in a
+  // savepoint of its own (migration 0015); on failure the record is left as it was.
   void Insert(domain::MessageRecord& m);
   std::optional<domain::MessageRecord> Get(int64_t seq);
 
@@ -41,6 +41,7 @@ class MessageStore {
   int64_t CountUnread() { return CountRows().unread; }
 
  private:
+  void InsertRead(domain::MessageRecord& m);
   // Entries a filter with a recipient and a sender may have to walk: at most this many are
   // counted on each side before the query picks the smaller.
   static constexpr int64_t kSideProbe = 128;

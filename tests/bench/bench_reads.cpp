@@ -184,7 +184,7 @@ void MeasureReads(Env& env, Daemon& d, Samples& out, const char* label, long mes
   // The log measured is the log filled: nothing of it was deleted on the way.
   auto counts = Counts(*stub);
   int64_t held = counts["messages"];
-  // The fill marks 30% unread; the daemon's own count shows its counters agree.
+  // The fill leaves 30% unread: the daemon's own counts, printed for a reader to compare.
   std::fprintf(stderr, "bench: reads at %s: the daemon holds %lld messages, %lld unread\n", label,
                static_cast<long long>(held), static_cast<long long>(counts["unread"]));
   if (held < messages) {

@@ -357,18 +357,22 @@ TEST_CASE("a read insert whose update fails leaves nothing, and throws the first
   store::MessageStore ms(*t.db);
   auto kept = Msg("h1", "status");
   ms.Insert(kept);
-  auto fail_update = [](int also_rollback_to) {
-    return [also_rollback_to](std::string_view sql) {
-      if (sql.rfind("UPDATE messages SET read = 1", 0) == 0) return SQLITE_FULL;
-      if (sql == "ROLLBACK TO op") return also_rollback_to;
-      return SQLITE_OK;
-    };
-  };
-  auto check = [&](const std::string& step, int rollback_to_rc) {
+  // The update fails with a full disk; the rollback to the insert's savepoint with
+  // rollback_to_rc; and, with sqlite_rolls_back, SQLite has rolled the whole transaction back
+  // by itself first (as it may on a full disk or an I/O error).
+  auto check = [&](const std::string& step, int rollback_to_rc, bool sqlite_rolls_back) {
     INFO(step);
     auto m = Msg("h1", "status");
     m.read = true;
-    t.db->SetFaultHookForTest(fail_update(rollback_to_rc));
+    sqlite3* raw = t.db->handle();
+    t.db->SetFaultHookForTest([=](std::string_view sql) {
+      if (sql.rfind("UPDATE messages SET read = 1", 0) == 0) {
+        if (sqlite_rolls_back) sqlite3_exec(raw, "ROLLBACK", nullptr, nullptr, nullptr);
+        return SQLITE_FULL;
+      }
+      if (sql.rfind("ROLLBACK TO ", 0) == 0) return rollback_to_rc;
+      return SQLITE_OK;
+    });
     try {
       ms.Insert(m);
       FAIL("the insert went through");
@@ -380,14 +384,14 @@ TEST_CASE("a read insert whose update fails leaves nothing, and throws the first
     CHECK(m.seq == 0);
   };
   // On its own: the savepoint was the transaction, and it is gone with the row.
-  check("alone", SQLITE_OK);
+  check("alone", SQLITE_OK, false);
   CHECK(!t.db->InTransaction());
   CHECK(ms.Count() == 1);
   CHECK(ms.CountUnread() == 1);
   CHECK(ms.LastSeq() == kept.seq);
   // Inside a transaction: rolled back to the savepoint, the transaction goes on.
   t.db->Begin();
-  check("in a transaction", SQLITE_OK);
+  check("in a transaction", SQLITE_OK, false);
   REQUIRE(t.db->InTransaction());
   auto next = Msg("h1", "status");
   ms.Insert(next);
@@ -395,12 +399,29 @@ TEST_CASE("a read insert whose update fails leaves nothing, and throws the first
   CHECK(ms.Count() == 2);
   CHECK(ms.CountUnread() == 2);
   CHECK(next.seq == kept.seq + 1);
-  // And when the rollback to the savepoint fails as well, the first error is still the one.
+  // The whole transaction rolled back under the update: nothing left to undo.
   t.db->Begin();
-  check("rollback to the savepoint failing too", SQLITE_IOERR);
-  t.db->Rollback();
+  check("the transaction rolled back by SQLite", SQLITE_OK, true);
+  CHECK(!t.db->InTransaction());
   CHECK(ms.Count() == 2);
-  CHECK(ms.CountUnread() == 2);
+  // In a request's savepoint inside a batch (as the batcher runs a later request), with the
+  // rollback to the insert's own savepoint failing too: the request's rollback to its
+  // savepoint takes all it wrote, and the batch's earlier request still commits.
+  t.db->Begin();
+  auto batched = Msg("h2", "status");
+  ms.Insert(batched);
+  t.db->Savepoint();
+  auto earlier = Msg("h2", "status");
+  ms.Insert(earlier);
+  check("in a request's savepoint, the rollback to the insert's failing too", SQLITE_IOERR,
+        false);
+  t.db->RollbackTo();
+  t.db->Release();
+  t.db->Commit();
+  CHECK(ms.Count() == 3);
+  CHECK(ms.CountUnread() == 3);
+  CHECK(ms.Get(batched.seq).has_value());
+  CHECK(!ms.Get(earlier.seq).has_value());
 }
 
 TEST_CASE("upgrading to 0014 carries the message counts over, rows deleted before it included",
