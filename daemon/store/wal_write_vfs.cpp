@@ -42,6 +42,9 @@ struct WalFile {
   bool write_through;  // since the last commit header: every write goes out at once
   sqlite3_int64 buf_off;
   std::string* buf;  // frames not yet written
+  // Set when buffered frames could not be written: until this write transaction ends, every
+  // write and sync fails, so its COMMIT can never publish the frames that were lost.
+  int lost;
   DbFile* db;        // the same connection's database file (null: not opened through here)
 };
 
@@ -63,7 +66,16 @@ int Flush(WalFile* f) {
     g_made.fetch_add(1, std::memory_order_relaxed);
   }
   f->buf->clear();
+  if (rc != SQLITE_OK) f->lost = SQLITE_IOERR_WRITE;
   return rc;
+}
+
+// For a method that is not a write: the buffer goes out first. If it cannot, the error is an
+// I/O error whatever the write said. SQLITE_FULL from a read would roll back only the statement
+// that read, and the transaction would go on without the frames that were lost. An I/O error
+// rolls the whole transaction back.
+int FlushBefore(WalFile* f) {
+  return Flush(f) == SQLITE_OK ? SQLITE_OK : SQLITE_IOERR_WRITE;
 }
 
 uint32_t BigEndian32(const char* p) {
@@ -78,6 +90,7 @@ int WalWrite(sqlite3_file* p, const void* data, int n, sqlite3_int64 off) try {
     g_made.fetch_add(1, std::memory_order_relaxed);
     return f->w.real->pMethods->xWrite(f->w.real, data, n, off);
   }
+  if (f->lost != SQLITE_OK) return f->lost;
   std::string& buf = *f->buf;
   const auto* bytes = static_cast<const char*>(data);
   bool commit_header = false;
@@ -121,23 +134,25 @@ int WalClose(sqlite3_file* p) {
 
 // Any other use of the WAL file sees the file as SQLite wrote it: the buffer goes out first.
 int WalRead(sqlite3_file* p, void* data, int n, sqlite3_int64 off) {
-  if (int rc = Flush(Wal(p)); rc != SQLITE_OK) return rc;
+  if (int rc = FlushBefore(Wal(p)); rc != SQLITE_OK) return rc;
   return Real(p)->pMethods->xRead(Real(p), data, n, off);
 }
 int WalTruncate(sqlite3_file* p, sqlite3_int64 size) {
-  if (int rc = Flush(Wal(p)); rc != SQLITE_OK) return rc;
+  if (int rc = FlushBefore(Wal(p)); rc != SQLITE_OK) return rc;
   return Real(p)->pMethods->xTruncate(Real(p), size);
 }
 int WalSync(sqlite3_file* p, int flags) {
-  if (int rc = Flush(Wal(p)); rc != SQLITE_OK) return rc;
+  WalFile* f = Wal(p);
+  if (int rc = FlushBefore(f); rc != SQLITE_OK) return rc;
+  if (f->lost != SQLITE_OK) return SQLITE_IOERR_FSYNC;  // what it would sync is not all there
   return Real(p)->pMethods->xSync(Real(p), flags);
 }
 int WalFileSize(sqlite3_file* p, sqlite3_int64* size) {
-  if (int rc = Flush(Wal(p)); rc != SQLITE_OK) return rc;
+  if (int rc = FlushBefore(Wal(p)); rc != SQLITE_OK) return rc;
   return Real(p)->pMethods->xFileSize(Real(p), size);
 }
 int WalFileControl(sqlite3_file* p, int op, void* arg) {
-  if (int rc = Flush(Wal(p)); rc != SQLITE_OK) return rc;
+  if (int rc = FlushBefore(Wal(p)); rc != SQLITE_OK) return rc;
   return Real(p)->pMethods->xFileControl(Real(p), op, arg);
 }
 
@@ -167,7 +182,9 @@ int Unlock(sqlite3_file* p, int l) { return Real(p)->pMethods->xUnlock(Real(p), 
 // transaction leaves nothing buffered.
 void DropRolledBack(sqlite3_file* db_file) {
   WalFile* wal = reinterpret_cast<DbFile*>(db_file)->wal;
-  if (wal && !wal->buf->empty()) {
+  if (!wal) return;
+  wal->lost = SQLITE_OK;  // the transaction that lost frames has ended (it cannot commit)
+  if (!wal->buf->empty()) {
     wal->buf->clear();
     g_dropped.fetch_add(1, std::memory_order_relaxed);
   }
@@ -237,6 +254,7 @@ int Open(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* p, int flags, int* o
                      SQLITE_IOCAP_POWERSAFE_OVERWRITE) == 0;
   f->write_through = false;
   f->buf_off = 0;
+  f->lost = SQLITE_OK;
   f->db = nullptr;
   try {
     f->buf = new std::string();
