@@ -42,8 +42,11 @@ struct WalFile {
   bool write_through;  // since the last commit header: every write goes out at once
   sqlite3_int64 buf_off;
   std::string* buf;  // frames not yet written
-  // Set when buffered frames could not be written: until this write transaction ends, every
-  // write and sync fails, so its COMMIT can never publish the frames that were lost.
+  // Set when buffered frames could not be written out before a use of the file that is not a
+  // write (FlushBefore): until the WAL write lock is next released every write fails, so no
+  // COMMIT can publish the frames that were lost. SQLite rolls such a transaction back at once
+  // (the use failed with an I/O error); this is the guard behind that. In exclusive locking mode
+  // that lock is never released, and it lasts until the connection leaves the mode.
   int lost;
   DbFile* db;        // the same connection's database file (null: not opened through here)
 };
@@ -66,16 +69,18 @@ int Flush(WalFile* f) {
     g_made.fetch_add(1, std::memory_order_relaxed);
   }
   f->buf->clear();
-  if (rc != SQLITE_OK) f->lost = SQLITE_IOERR_WRITE;
   return rc;
 }
 
 // For a method that is not a write: the buffer goes out first. If it cannot, the error is an
 // I/O error whatever the write said. SQLITE_FULL from a read would roll back only the statement
 // that read, and the transaction would go on without the frames that were lost. An I/O error
-// rolls the whole transaction back.
+// rolls the whole transaction back. (A write whose own flush fails returns the write's error:
+// SQLite then ends the transaction itself, a spill's pager going into its error state.)
 int FlushBefore(WalFile* f) {
-  return Flush(f) == SQLITE_OK ? SQLITE_OK : SQLITE_IOERR_WRITE;
+  if (Flush(f) == SQLITE_OK) return SQLITE_OK;
+  f->lost = SQLITE_IOERR_WRITE;
+  return SQLITE_IOERR_WRITE;
 }
 
 uint32_t BigEndian32(const char* p) {
@@ -142,9 +147,7 @@ int WalTruncate(sqlite3_file* p, sqlite3_int64 size) {
   return Real(p)->pMethods->xTruncate(Real(p), size);
 }
 int WalSync(sqlite3_file* p, int flags) {
-  WalFile* f = Wal(p);
-  if (int rc = FlushBefore(f); rc != SQLITE_OK) return rc;
-  if (f->lost != SQLITE_OK) return SQLITE_IOERR_FSYNC;  // what it would sync is not all there
+  if (int rc = FlushBefore(Wal(p)); rc != SQLITE_OK) return rc;
   return Real(p)->pMethods->xSync(Real(p), flags);
 }
 int WalFileSize(sqlite3_file* p, sqlite3_int64* size) {

@@ -19,9 +19,10 @@
 // - a failed write reports its error (SQLITE_FULL on a full disk) from the commit frame's
 //   write, so COMMIT fails as it did before; frames that could not be written out before some
 //   other use of the file (a spilled transaction reading its own frames back) fail that use
-//   with an I/O error, which rolls the whole transaction back, and every later write and sync
-//   of the same write transaction fails too, so nothing can publish frames that were lost (in
-//   exclusive locking mode that lasts until the connection leaves the mode);
+//   with an I/O error, which rolls the whole transaction back, and until the WAL write lock is
+//   next released every write fails too, so nothing can publish frames that were lost (in
+//   exclusive locking mode, where that lock is never released, until the connection leaves the
+//   mode);
 // - a crash loses only frames of a transaction whose COMMIT never returned, which SQLite's own
 //   WAL recovery ignores anyway (the commit frame is what makes a transaction);
 // - a database opened without power-safe overwrite (psow=0), where synchronous=FULL pads a

@@ -3,9 +3,10 @@
 // that spilled and rewrote its frames in place survives as a crash image (the WAL copied with
 // no shared memory, so SQLite's recovery checks every checksum); a process killed between
 // commits loses nothing it committed; a write refused by the file system fails COMMIT and
-// leaves nothing half-visible; a rolled-back spill never lands over another writer's frames; a
+// leaves nothing half-visible, and in exclusive locking mode leaves the connection writing; a rolled-back spill never lands over another writer's frames; a
 // database without power-safe overwrite under synchronous=FULL has every published frame in
-// the file.
+// the file; a full disk while a spilled transaction reads its own frames back rolls the whole
+// transaction back, so its COMMIT cannot publish frames that were never written.
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -261,6 +262,40 @@ TEST_CASE("a WAL write the file system refuses fails COMMIT and leaves nothing v
   CHECK(other.One("PRAGMA integrity_check") == "ok");
 }
 
+TEST_CASE("in exclusive locking mode a COMMIT the file system refuses leaves the connection "
+          "writing once the file may grow",
+          "[store]") {
+  conclave::testing::TempDir tmp;
+  std::string path = tmp.dir + "/t.db";
+  Through ours(path, "");
+  ours.Exec("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB); INSERT INTO t VALUES (1, 'one')");
+  // (Entered after the WAL is open, so the connection can leave the mode at the end.)
+  ours.Exec("PRAGMA locking_mode=EXCLUSIVE; UPDATE t SET v = 'one' WHERE id = 1");
+  // The WAL may grow by a few KiB, not by the ~240 KiB this commit needs.
+  struct rlimit old {};
+  REQUIRE(getrlimit(RLIMIT_FSIZE, &old) == 0);
+  auto* old_handler = signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old;
+  small.rlim_cur = static_cast<rlim_t>(FileSize(path + "-wal") + 8192);
+  REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+  int commit = sqlite3_exec(ours.db,
+                            "BEGIN; WITH RECURSIVE c(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM c "
+                            "WHERE i < 600) INSERT INTO t SELECT i, randomblob(300) FROM c; COMMIT",
+                            nullptr, nullptr, nullptr);
+  REQUIRE(setrlimit(RLIMIT_FSIZE, &old) == 0);
+  signal(SIGXFSZ, old_handler);
+  CHECK(commit != SQLITE_OK);
+  if (!sqlite3_get_autocommit(ours.db)) ours.Exec("ROLLBACK");
+  // No lock release ends a transaction in this mode: nothing of the failure may stay behind.
+  ours.Exec("INSERT INTO t VALUES (2, 'two')");
+  CHECK(One(ours.db, "SELECT COUNT(*) || ',' || MAX(id) FROM t") == "2,2");
+  ours.Exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  ours.Exec("PRAGMA locking_mode=NORMAL; SELECT COUNT(*) FROM t");
+  Plain other(path);
+  CHECK(other.One("PRAGMA integrity_check") == "ok");
+  CHECK(other.One("SELECT COUNT(*) || ',' || MAX(id) FROM t") == "2,2");
+}
+
 TEST_CASE("frames of a rolled-back spill never land over another writer's commit", "[store]") {
   conclave::testing::TempDir tmp;
   std::string path = tmp.dir + "/t.db";
@@ -466,8 +501,8 @@ TEST_CASE("a full disk while a spilled transaction reads its own frames back fai
     Plain other(path);
     // ~200 KiB in an open transaction with a 64 KiB cache: pages spill as WAL frames, which
     // the VFS holds in its buffer (under 1 MiB) without writing them.
-    ours.Exec("BEGIN; WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 600) "
-              "INSERT INTO t SELECT i, i, randomblob(300) FROM c");
+    ours.Exec("BEGIN; WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c "
+              "WHERE i < 600) INSERT INTO t SELECT i, i, randomblob(300) FROM c");
     // An update over a UNIQUE column (a statement journal) reads spilled pages back: the
     // buffer must go out first, onto a disk that is now full.
     full_disk::full_writes = 1000;
@@ -476,7 +511,11 @@ TEST_CASE("a full disk while a spilled transaction reads its own frames back fai
     sqlite3_free(err);
     full_disk::full_writes = 0;
     REQUIRE(full_disk::failed > 0);  // the disk did refuse a write
+    // An I/O error, not the write's SQLITE_FULL (which would undo only the statement): SQLite
+    // rolls the whole transaction back.
     CHECK(update != SQLITE_OK);
+    CHECK(sqlite3_extended_errcode(ours.db) == SQLITE_IOERR_WRITE);
+    CHECK(sqlite3_get_autocommit(ours.db));
     // Whatever happened to the statement, the transaction cannot commit the frames it lost.
     if (!sqlite3_get_autocommit(ours.db)) {
       CHECK(sqlite3_exec(ours.db, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK);
