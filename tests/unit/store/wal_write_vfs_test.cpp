@@ -1,12 +1,13 @@
-// Unit tests: the WAL-writing VFS (store/wal_write_vfs) — a commit's frames reach the file in
-// one write; another connection reads every commit the moment COMMIT returns; a transaction
-// that spilled and rewrote its frames in place survives as a crash image (the WAL copied with
-// no shared memory, so SQLite's recovery checks every checksum); a process killed between
-// commits loses nothing it committed; a write refused by the file system fails COMMIT and
-// leaves nothing half-visible, and in exclusive locking mode leaves the connection writing; a rolled-back spill never lands over another writer's frames; a
-// database without power-safe overwrite under synchronous=FULL has every published frame in
-// the file; a full disk while a spilled transaction reads its own frames back rolls the whole
-// transaction back, so its COMMIT cannot publish frames that were never written.
+// Unit tests: the WAL-writing VFS (store/wal_write_vfs) — a commit's frames reach the file in one
+// write; another connection reads every commit the moment COMMIT returns; a transaction that
+// spilled and rewrote its frames in place survives as a crash image (the WAL copied with no shared
+// memory, so SQLite's recovery checks every checksum); a process killed between commits loses
+// nothing it committed; a write refused by the file system fails COMMIT and leaves nothing
+// half-visible, and in exclusive locking mode leaves the connection writing; a rolled-back spill
+// never lands over another writer's frames; a database without power-safe overwrite under
+// synchronous=FULL has every published frame in the file; a full disk while a spilled transaction
+// reads its own frames back rolls the whole transaction back, so its COMMIT cannot publish frames
+// that were never written.
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
