@@ -31,6 +31,10 @@ class RowCache {
   static constexpr size_t kMaxRowBytes = 64 * 1024;
 
   explicit RowCache(const Database& db) : db_(db), seen_(db.undo_count()) {}
+  // One cache per store per connection: a copy (of a store) would keep rows the other's writes
+  // change.
+  RowCache(const RowCache&) = delete;
+  RowCache& operator=(const RowCache&) = delete;
 
   // The cached row for key, or null.
   Row* Find(const Key& key) {

@@ -1,11 +1,13 @@
 // Unit test: the stores' row caches (store/row_cache.h). A row read again is served without a
 // statement, and what a cache serves always equals what a fresh read on the same connection
 // returns: after writes (including the columns an UPDATE leaves alone), after a request rolled
-// back to its savepoint, and after a failed COMMIT.
+// back to its savepoint, and after a failed COMMIT. No store can be copied (a copy would keep a
+// cache of its own).
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "store/dispatch_store.h"
 #include "store/handle_store.h"
@@ -112,6 +114,16 @@ struct TaskWithDispatch {
 };
 
 }  // namespace
+
+// A copy of a store would keep a cache of its own, stale once the other writes: none compiles.
+static_assert(!std::is_copy_constructible_v<store::TaskStore> &&
+              !std::is_copy_constructible_v<store::DispatchStore> &&
+              !std::is_copy_constructible_v<store::TerminalStore> &&
+              !std::is_copy_constructible_v<store::HandleStore>);
+static_assert(!std::is_copy_assignable_v<store::TaskStore> &&
+              !std::is_copy_assignable_v<store::DispatchStore> &&
+              !std::is_copy_assignable_v<store::TerminalStore> &&
+              !std::is_copy_assignable_v<store::HandleStore>);
 
 TEST_CASE("row caches: a task read again costs no statement and stays equal to a fresh read") {
   TempDb t{true};
