@@ -102,6 +102,34 @@ int64_t FileSize(const std::string& path) {
   return stat(path.c_str(), &st) == 0 ? st.st_size : -1;
 }
 
+// While alive, no file of this process may grow past file's size plus slack bytes (a write past
+// it fails, as on a full file system; SIGXFSZ ignored). Lifted at the end of its scope.
+class FileSizeCap {
+ public:
+  FileSizeCap(const std::string& file, int64_t slack) {
+    REQUIRE(getrlimit(RLIMIT_FSIZE, &old_) == 0);
+    old_handler_ = signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small = old_;
+    small.rlim_cur = static_cast<rlim_t>(FileSize(file) + slack);
+    REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+  }
+  ~FileSizeCap() {
+    setrlimit(RLIMIT_FSIZE, &old_);
+    signal(SIGXFSZ, old_handler_);
+  }
+  FileSizeCap(const FileSizeCap&) = delete;
+  FileSizeCap& operator=(const FileSizeCap&) = delete;
+
+ private:
+  struct rlimit old_ {};
+  void (*old_handler_)(int) = nullptr;
+};
+
+// Table t(id, v) holding the row (1, 'one'), through ours.
+void OneRow(Through& ours) {
+  ours.Exec("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB); INSERT INTO t VALUES (1, 'one')");
+}
+
 }  // namespace
 
 TEST_CASE("a commit's WAL frames reach the file in one write", "[store]") {
@@ -233,24 +261,18 @@ TEST_CASE("a WAL write the file system refuses fails COMMIT and leaves nothing v
   Plain other(t.path());
   REQUIRE(other.One("SELECT COUNT(*) FROM t") == "10");
 
-  // The WAL may grow by a few KiB, not by the 200 KiB this commit needs.
-  struct rlimit old {};
-  REQUIRE(getrlimit(RLIMIT_FSIZE, &old) == 0);
-  auto* old_handler = signal(SIGXFSZ, SIG_IGN);
-  struct rlimit small = old;
-  small.rlim_cur = static_cast<rlim_t>(FileSize(t.path() + "-wal") + 8192);
-  REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
   bool failed = false;
-  try {
-    t.db->Begin();
-    for (int i = 100; i < 1100; ++i) Insert(*t.db, i);
-    t.db->Commit();
-  } catch (const store::StoreError& e) {
-    failed = true;
-    INFO(e.what());
+  {
+    FileSizeCap cap(t.path() + "-wal", 8192);  // a few KiB, not the 200 KiB this commit needs
+    try {
+      t.db->Begin();
+      for (int i = 100; i < 1100; ++i) Insert(*t.db, i);
+      t.db->Commit();
+    } catch (const store::StoreError& e) {
+      failed = true;
+      INFO(e.what());
+    }
   }
-  REQUIRE(setrlimit(RLIMIT_FSIZE, &old) == 0);
-  signal(SIGXFSZ, old_handler);
   CHECK(failed);
   if (t.db->InTransaction()) t.db->Rollback();
   CHECK(other.One("SELECT COUNT(*) FROM t") == "10");
@@ -269,22 +291,17 @@ TEST_CASE("in exclusive locking mode a COMMIT the file system refuses leaves the
   conclave::testing::TempDir tmp;
   std::string path = tmp.dir + "/t.db";
   Through ours(path, "");
-  ours.Exec("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB); INSERT INTO t VALUES (1, 'one')");
+  OneRow(ours);
   // (Entered after the WAL is open, so the connection can leave the mode at the end.)
   ours.Exec("PRAGMA locking_mode=EXCLUSIVE; UPDATE t SET v = 'one' WHERE id = 1");
-  // The WAL may grow by a few KiB, not by the ~240 KiB this commit needs.
-  struct rlimit old {};
-  REQUIRE(getrlimit(RLIMIT_FSIZE, &old) == 0);
-  auto* old_handler = signal(SIGXFSZ, SIG_IGN);
-  struct rlimit small = old;
-  small.rlim_cur = static_cast<rlim_t>(FileSize(path + "-wal") + 8192);
-  REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
-  int commit = sqlite3_exec(ours.db,
-                            "BEGIN; WITH RECURSIVE c(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM c "
-                            "WHERE i < 600) INSERT INTO t SELECT i, randomblob(300) FROM c; COMMIT",
-                            nullptr, nullptr, nullptr);
-  REQUIRE(setrlimit(RLIMIT_FSIZE, &old) == 0);
-  signal(SIGXFSZ, old_handler);
+  int commit = SQLITE_OK;
+  {
+    FileSizeCap cap(path + "-wal", 8192);  // a few KiB, not the ~240 KiB this commit needs
+    commit = sqlite3_exec(ours.db,
+                          "BEGIN; WITH RECURSIVE c(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM c "
+                          "WHERE i < 600) INSERT INTO t SELECT i, randomblob(300) FROM c; COMMIT",
+                          nullptr, nullptr, nullptr);
+  }
   CHECK(commit != SQLITE_OK);
   if (!sqlite3_get_autocommit(ours.db)) ours.Exec("ROLLBACK");
   // No lock release ends a transaction in this mode: nothing of the failure may stay behind.
@@ -302,7 +319,7 @@ TEST_CASE("frames of a rolled-back spill never land over another writer's commit
   std::string path = tmp.dir + "/t.db";
   {
     Through ours(path, "PRAGMA cache_size=-64;");  // a small cache: the transaction spills
-    ours.Exec("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB); INSERT INTO t VALUES (1, 'one')");
+    OneRow(ours);
     Plain other(path);
     REQUIRE(other.One("PRAGMA wal_checkpoint(TRUNCATE)") == "0");  // not busy: the WAL restarts
     store::WalWriteCounts before = store::WalWrites();
@@ -370,7 +387,7 @@ TEST_CASE("a rollback in exclusive locking mode leaves nothing to land after lea
   std::string path = tmp.dir + "/t.db";
   {
     Through ours(path, "");
-    ours.Exec("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB); INSERT INTO t VALUES (1, 'one')");
+    OneRow(ours);
     ours.Exec("PRAGMA wal_checkpoint(TRUNCATE)");
     // Exclusive mode keeps the WAL write lock in heap memory: no shared-memory unlock ends
     // the transaction, the database file's unlock on leaving the mode does.
