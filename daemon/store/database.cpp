@@ -1,6 +1,7 @@
 #include "store/database.h"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 
 #include "store/sqlite_memory.h"
@@ -26,6 +27,33 @@ int64_t FilePageBytes(sqlite3* db) {
   }
   sqlite3_finalize(st);
   return std::max<int64_t>(bytes, 512);
+}
+
+// Whether the first statement of sql is a ROLLBACK (ROLLBACK TO included), past blanks and
+// comments as SQLite's tokenizer skips them.
+bool IsRollback(std::string_view sql) {
+  size_t i = 0;
+  for (;;) {
+    while (i < sql.size() && std::isspace(static_cast<unsigned char>(sql[i]))) ++i;
+    if (sql.substr(i, 2) == "--") {
+      size_t end = sql.find('\n', i);
+      i = end == std::string_view::npos ? sql.size() : end + 1;
+    } else if (sql.substr(i, 2) == "/*") {
+      size_t end = sql.find("*/", i + 2);
+      i = end == std::string_view::npos ? sql.size() : end + 2;
+    } else {
+      break;
+    }
+  }
+  constexpr std::string_view kWord = "rollback";
+  if (sql.size() - i < kWord.size()) return false;
+  for (size_t k = 0; k < kWord.size(); ++k) {
+    if (std::tolower(static_cast<unsigned char>(sql[i + k])) != kWord[k]) return false;
+  }
+  size_t after = i + kWord.size();
+  if (after == sql.size()) return true;
+  unsigned char c = static_cast<unsigned char>(sql[after]);
+  return !(std::isalnum(c) || c == '_' || c == '$' || c >= 0x80);
 }
 
 int OnWalCommit(void* arg, sqlite3*, const char*, int pages) {
@@ -212,7 +240,9 @@ void Database::Exec(std::string_view sql) {
   }
 }
 
-Statement Database::Prepare(std::string_view sql) {
+Statement Database::Prepare(std::string_view sql) { return PrepareCached(sql, false); }
+
+Statement Database::PrepareCached(std::string_view sql, bool undo_allowed) {
   MaybeInjectFault(sql);
   const auto address = reinterpret_cast<uintptr_t>(sql.data());
   ByAddress& fast = by_address_[((address >> 3) ^ (address >> 11)) % kByAddressSlots];
@@ -222,6 +252,12 @@ Statement Database::Prepare(std::string_view sql) {
   } else if (auto it = cache_.find(sql); it != cache_.end()) {
     slot = &it->second;
     fast = {sql.data(), &it->first, slot};
+  }
+  const bool undoes = slot ? slot->undoes : IsRollback(sql);
+  if (undoes && !undo_allowed) {
+    throw StoreError(SQLITE_MISUSE, std::string(sql) +
+                                        ": a ROLLBACK runs only through Database::Rollback or "
+                                        "RollbackTo, which tell the row caches");
   }
   if (slot && !slot->idle.empty()) {
     sqlite3_stmt* stmt = slot->idle.back();
@@ -238,12 +274,13 @@ Statement Database::Prepare(std::string_view sql) {
     if (cache_.size() >= kMaxCachedTexts) return Statement(nullptr, stmt);
     auto it = cache_.emplace(std::string(sql), StatementSlot{}).first;
     slot = &it->second;
+    slot->undoes = undoes;
     fast = {sql.data(), &it->first, slot};
   }
   return Statement(slot, stmt);
 }
 
-void Database::RunCached(std::string_view sql) { Prepare(sql).Run(); }
+void Database::RunCached(std::string_view sql) { PrepareCached(sql, true).Run(); }
 
 void Database::Begin() { RunCached("BEGIN IMMEDIATE"); }
 void Database::BeginRead() { RunCached("BEGIN"); }

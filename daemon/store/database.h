@@ -42,6 +42,7 @@ class StoreError : public std::runtime_error {
 // The idle compiled statements of one SQL text (the cache's slot for it).
 struct StatementSlot {
   std::vector<sqlite3_stmt*> idle;
+  bool undoes = false;  // a ROLLBACK: only Rollback() and RollbackTo() may run it
 };
 
 class Statement {
@@ -121,6 +122,8 @@ class Database {
   // Runs one or more SQL statements with no results, compiled afresh (migrations, PRAGMAs).
   void Exec(std::string_view sql);
   // A statement for one SQL text, compiled once and cached; the Statement returns it.
+  // A ROLLBACK (ROLLBACK TO included) is refused with SQLITE_MISUSE: it runs only through
+  // Rollback() and RollbackTo(), which move undo_count() for the row caches.
   Statement Prepare(std::string_view sql);
 
   // Transaction control through cached statements. Savepoints are named "op" and nest.
@@ -172,6 +175,7 @@ class Database {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
+  Statement PrepareCached(std::string_view sql, bool undo_allowed);
   void RunCached(std::string_view sql);
   void MaybeInjectFault(std::string_view sql);
   FaultHook fault_hook_;

@@ -173,6 +173,47 @@ TEST_CASE("transaction control: savepoints roll back alone, commit keeps the res
   t.db->Commit();
 }
 
+TEST_CASE("a ROLLBACK runs only through Rollback and RollbackTo, which tell the row caches",
+          "[store]") {
+  // A ROLLBACK TO fires no rollback hook: run through Prepare, it would undo rows the stores'
+  // caches still serve (store/row_cache.h).
+  TempDb t;
+  t.db->Exec("CREATE TABLE t(x INTEGER)");
+  auto refused = [&](const std::string& sql) {
+    try {
+      t.db->Prepare(sql).Run();
+    } catch (const store::StoreError& e) {
+      return e.sqlite_code() == SQLITE_MISUSE &&
+             std::string(e.what()).find("Database::Rollback") != std::string::npos;
+    }
+    return false;
+  };
+  t.db->Begin();
+  t.db->Savepoint();
+  t.db->Prepare("INSERT INTO t VALUES (1)").Run();
+  uint64_t undo = t.db->undo_count();
+  CHECK(refused("ROLLBACK TO op"));
+  CHECK(refused("  rollback to savepoint op;"));
+  CHECK(refused("/* a comment */ ROLLBACK TRANSACTION TO op"));
+  CHECK(refused("-- a comment\nRollBack"));
+  CHECK(refused("ROLLBACK"));
+  // Nothing ran: the row is still there and the transaction open.
+  CHECK(Rows(*t.db) == 1);
+  CHECK(t.db->InTransaction());
+  CHECK(t.db->undo_count() == undo);
+  // Other statements that merely mention the word run.
+  CHECK_FALSE(refused("SELECT 'ROLLBACK'"));
+  CHECK_FALSE(refused("SELECT 1 AS rollback_count"));
+  // The sanctioned paths run, and move the undo count; once cached, the text is still refused.
+  t.db->RollbackTo();
+  CHECK(t.db->undo_count() == undo + 1);
+  CHECK(Rows(*t.db) == 0);
+  CHECK(refused("ROLLBACK TO op"));
+  t.db->Release();
+  t.db->Rollback();
+  CHECK_FALSE(t.db->InTransaction());
+}
+
 TEST_CASE("COMMIT never checkpoints: without the background checkpointer the WAL only grows",
           "[store]") {
   store::Database::Options opts;

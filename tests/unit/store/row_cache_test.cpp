@@ -319,7 +319,7 @@ TEST_CASE("row caches: SQL run through Exec, and a rollback SQLite makes itself,
   task.title = "rolled back";
   tasks.Update(task);
   CHECK(tasks.Get(id)->title == "rolled back");
-  t.db->Prepare("ROLLBACK").Run();
+  REQUIRE(sqlite3_exec(t.db->handle(), "ROLLBACK", nullptr, nullptr, nullptr) == SQLITE_OK);
   CHECK(tasks.Get(id)->title == "by exec");
 }
 
