@@ -29,12 +29,14 @@ int64_t FilePageBytes(sqlite3* db) {
   return std::max<int64_t>(bytes, 512);
 }
 
-// Whether the first statement of sql is a ROLLBACK (ROLLBACK TO included), past blanks and
-// comments as SQLite's tokenizer skips them.
+// Whether the first statement SQLite would compile from sql is a ROLLBACK (ROLLBACK TO
+// included): past blanks, comments and empty statements (a lone ';'), which SQLite skips.
 bool IsRollback(std::string_view sql) {
   size_t i = 0;
   for (;;) {
-    while (i < sql.size() && std::isspace(static_cast<unsigned char>(sql[i]))) ++i;
+    while (i < sql.size() && (std::isspace(static_cast<unsigned char>(sql[i])) || sql[i] == ';')) {
+      ++i;
+    }
     if (sql.substr(i, 2) == "--") {
       size_t end = sql.find('\n', i);
       i = end == std::string_view::npos ? sql.size() : end + 1;

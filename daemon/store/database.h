@@ -122,8 +122,9 @@ class Database {
   // Runs one or more SQL statements with no results, compiled afresh (migrations, PRAGMAs).
   void Exec(std::string_view sql);
   // A statement for one SQL text, compiled once and cached; the Statement returns it.
-  // A ROLLBACK (ROLLBACK TO included) is refused with SQLITE_MISUSE: it runs only through
-  // Rollback() and RollbackTo(), which move undo_count() for the row caches.
+  // A ROLLBACK (ROLLBACK TO included) is refused with SQLITE_MISUSE: through the cache it runs
+  // only as Rollback() and RollbackTo(), which move undo_count() for the row caches (Exec,
+  // which compiles afresh, moves it too).
   Statement Prepare(std::string_view sql);
 
   // Transaction control through cached statements. Savepoints are named "op" and nest.
