@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
@@ -99,6 +100,25 @@ void IdleFor(std::chrono::milliseconds d) {
   }
 }
 
+namespace {
+
+int PidfdOpen(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
+
+void PidfdSignal(int pidfd, int sig) { syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0); }
+
+// Whether the process behind pidfd ended before deadline.
+bool PidfdWait(int pidfd, Clock::time_point deadline) {
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    pollfd p{pidfd, POLLIN, 0};
+    int r = poll(&p, 1, static_cast<int>(std::max<int64_t>(left.count(), 0)));
+    if (r == 1) return true;
+    if (r == 0 || errno != EINTR) return false;
+  }
+}
+
+}  // namespace
+
 Child::Child(const std::vector<std::string>& argv, const std::string& log_path) {
   std::vector<char*> av;
   for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
@@ -115,35 +135,71 @@ Child::Child(const std::vector<std::string>& argv, const std::string& log_path) 
   posix_spawn_file_actions_destroy(&fa);
 }
 
-Child::~Child() {
+Child::~Child() { Release(); }
+
+Child::Child(Child&& o) noexcept : pid_(o.pid_), served_(o.served_), served_fd_(o.served_fd_) {
+  o.pid_ = o.served_ = o.served_fd_ = -1;
+}
+
+Child& Child::operator=(Child&& o) noexcept {
+  if (this != &o) {
+    Release();
+    pid_ = o.pid_;
+    served_ = o.served_;
+    served_fd_ = o.served_fd_;
+    o.pid_ = o.served_ = o.served_fd_ = -1;
+  }
+  return *this;
+}
+
+void Child::Release() {
+  if (served_fd_ >= 0) PidfdSignal(served_fd_, SIGKILL);
   if (pid_ > 0) {
     kill(pid_, SIGKILL);
     int st;
     waitpid(pid_, &st, 0);
   }
+  if (served_fd_ >= 0) {
+    // Not this process's child: its end is seen on the pidfd (a next start may need its lock).
+    PidfdWait(served_fd_, Clock::now() + std::chrono::seconds(10));
+    close(served_fd_);
+  }
+  pid_ = served_ = served_fd_ = -1;
 }
 
-Child& Child::operator=(Child&& o) noexcept {
-  if (this != &o) {
-    this->~Child();
-    pid_ = o.pid_;
-    o.pid_ = -1;
-  }
-  return *this;
+void Child::SetServed(pid_t pid) {
+  if (served_fd_ >= 0) close(served_fd_);
+  served_ = served_fd_ = -1;
+  if (pid <= 0 || pid == pid_) return;
+  served_fd_ = PidfdOpen(pid);
+  if (served_fd_ >= 0) served_ = pid;
 }
 
 int Child::Stop(std::chrono::milliseconds timeout) {
   if (pid_ <= 0) return -1;
-  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
-  kill(pid_, SIGTERM);
-  if (pidfd >= 0) {
-    pollfd p{pidfd, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(timeout.count())) != 1) kill(pid_, SIGKILL);
-    close(pidfd);
+  const auto deadline = Clock::now() + timeout;
+  int pidfd = PidfdOpen(pid_);
+  // The served process ends first; a wrapper that waits for it ends with it.
+  if (served_fd_ >= 0) {
+    PidfdSignal(served_fd_, SIGTERM);
+  } else {
+    kill(pid_, SIGTERM);
   }
+  bool ended = pidfd < 0 || PidfdWait(pidfd, deadline);
+  if (ended && served_fd_ >= 0) ended = PidfdWait(served_fd_, deadline);
+  if (!ended) {
+    if (served_fd_ >= 0) PidfdSignal(served_fd_, SIGKILL);
+    kill(pid_, SIGKILL);
+  }
+  if (pidfd >= 0) close(pidfd);
   int st = -1;
   waitpid(pid_, &st, 0);
   pid_ = -1;
+  if (served_fd_ >= 0) {
+    if (!ended) PidfdWait(served_fd_, Clock::now() + std::chrono::seconds(10));
+    close(served_fd_);
+  }
+  served_ = served_fd_ = -1;
   return st;
 }
 
@@ -165,7 +221,8 @@ std::unique_ptr<grpc::ClientContext> Ctx(std::chrono::milliseconds timeout) {
   return ctx;
 }
 
-bool WaitUntilServing(const std::string& socket, std::chrono::milliseconds timeout) {
+bool WaitUntilServing(const std::string& socket, std::chrono::milliseconds timeout,
+                      pid_t* served) {
   // Its own subchannel, retrying the connection every few ms (gRPC's default backoff starts
   // at 1 s, which would be measured as startup time); the call waits for the connection.
   grpc::ChannelArguments args;
@@ -183,9 +240,19 @@ bool WaitUntilServing(const std::string& socket, std::chrono::milliseconds timeo
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(1));
     v1::GetStatusRequest req;
     v1::StatusReply resp;
-    if (stub->GetStatus(&ctx, req, &resp).ok()) return true;
+    if (stub->GetStatus(&ctx, req, &resp).ok()) {
+      if (served) *served = resp.pid();
+      return true;
+    }
   }
   return false;
+}
+
+bool ListensOn(pid_t pid, const std::string& socket) {
+  if (pid <= 0) return false;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string args((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return args.find(std::string("unix:") + socket + '\0') != std::string::npos;
 }
 
 double Daemon::Start() {
@@ -194,12 +261,28 @@ double Daemon::Start() {
   proc = Child({bin, "--state-dir", state_dir(), "--listen", "unix:" + socket(), "--profiles",
                 dir + "/profiles", "--log-level", "warn"},
                dir + "/daemon.log");
-  if (!WaitUntilServing(socket(), std::chrono::seconds(120))) {
+  pid_t served = -1;
+  if (!WaitUntilServing(socket(), std::chrono::seconds(120), &served)) {
     std::fprintf(stderr, "bench: conclaved did not answer on %s (see %s/daemon.log)\n",
                  socket().c_str(), dir.c_str());
     std::exit(1);
   }
-  return SecondsSince(t0);
+  const double took = SecondsSince(t0);
+  // A --daemon wrapper may not exec conclaved: its figures and signals then belong to the
+  // process that answers.
+  if (ListensOn(served, socket())) {
+    proc.SetServed(served);
+  } else {
+    std::fprintf(stderr, "bench: pid %d (from GetStatus) is not a conclaved on %s here; "
+                         "measuring pid %d\n", served, socket().c_str(), proc.spawned_pid());
+  }
+  if (proc.pid() != proc.spawned_pid()) {
+    std::fprintf(stderr, "bench: conclaved pid %d serves %s (started through pid %d)\n",
+                 proc.pid(), socket().c_str(), proc.spawned_pid());
+  } else {
+    std::fprintf(stderr, "bench: conclaved pid %d serves %s\n", proc.pid(), socket().c_str());
+  }
+  return took;
 }
 
 void Daemon::StartNew(const std::string& binary, const std::string& directory) {

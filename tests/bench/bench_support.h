@@ -47,26 +47,44 @@ double StealPercent(const HostTicks& from, const HostTicks& to);
 void IdleFor(std::chrono::milliseconds d);
 
 // A child process started with posix_spawn; killed (SIGKILL) on destruction if still alive.
+// `--daemon PATH` may name a wrapper that starts conclaved without exec (a shell script): the
+// process that answers is then not the one spawned. SetServed names it (the pid conclaved
+// reports in GetStatus); pid() is then that process, for its CPU and memory, and signals reach
+// it through a pidfd taken at once (never a pid reused by another process).
 class Child {
  public:
   Child() = default;
   explicit Child(const std::vector<std::string>& argv, const std::string& log_path = "");
   ~Child();
-  Child(Child&& o) noexcept : pid_(o.pid_) { o.pid_ = -1; }
+  Child(Child&& o) noexcept;
   Child& operator=(Child&& o) noexcept;
-  pid_t pid() const { return pid_; }
+  // The process to measure and signal: the served one once named, else the spawned one.
+  pid_t pid() const { return served_ > 0 ? served_ : pid_; }
+  pid_t spawned_pid() const { return pid_; }
   bool alive() const { return pid_ > 0; }
-  // SIGTERM, then waits (SIGKILL after timeout). Returns the wait status.
+  // The process that answers for this child (may be the spawned one itself).
+  void SetServed(pid_t pid);
+  // SIGTERM to the served process, then waits for it and the spawned one (SIGKILL to both
+  // after timeout). Returns the spawned one's wait status.
   int Stop(std::chrono::milliseconds timeout = std::chrono::milliseconds(10000));
 
  private:
+  void Release();
   pid_t pid_ = -1;
+  pid_t served_ = -1;   // > 0 only when it is not pid_
+  int served_fd_ = -1;  // pidfd of served_
 };
 
 std::shared_ptr<grpc::Channel> UnixChannel(const std::string& socket, int distinct = 0);
 std::unique_ptr<v1::Conclave::Stub> Stub(const std::string& socket, int distinct = 0);
-// Polls GetStatus until it answers or timeout; returns whether it did.
-bool WaitUntilServing(const std::string& socket, std::chrono::milliseconds timeout);
+// Polls GetStatus until it answers or timeout; returns whether it did, and the pid the daemon
+// reports in served (when not null).
+bool WaitUntilServing(const std::string& socket, std::chrono::milliseconds timeout,
+                      pid_t* served = nullptr);
+
+// Whether pid, in this pid namespace, is a process whose arguments include `unix:socket` (a
+// pid a daemon reports of itself is checked so before anything signals it).
+bool ListensOn(pid_t pid, const std::string& socket);
 
 // A conclaved on its own state dir and socket, with the bench's profiles.
 struct Daemon {
