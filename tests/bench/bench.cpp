@@ -5,7 +5,8 @@
 // The unary and wake sections also measure a bare loop server (bench_loop_server.cpp): the
 // daemon's structure — calls posted to one asio loop and finished from it — with no store.
 //   bench [--daemon PATH] [--reps N] [--only a,b] [--messages N] [--idle-s S]
-// Sections: unary, send, wake, sql, park, dispatch, load, reads (default: all).
+// Sections: unary, send, wake, sql, park, dispatch, load, reads (default: all of these); api
+// (bench_api_style.cpp: bare servers of gRPC's callback and async APIs) only when named.
 #include <unistd.h>
 
 #include <cstdio>
@@ -24,15 +25,18 @@
 namespace {
 
 const std::vector<std::pair<std::string, void (*)(bench::Env&)>> kSections = {
-    {"unary", bench::RunUnary}, {"send", bench::RunSend},         {"wake", bench::RunWake},
-    {"sql", bench::RunSql},     {"park", bench::RunPark},         {"dispatch", bench::RunDispatch},
-    {"load", bench::RunLoad},   {"reads", bench::RunReads},
+    {"unary", bench::RunUnary}, {"api", bench::RunApiStyle}, {"send", bench::RunSend},
+    {"wake", bench::RunWake},   {"sql", bench::RunSql},       {"park", bench::RunPark},
+    {"dispatch", bench::RunDispatch}, {"load", bench::RunLoad}, {"reads", bench::RunReads},
 };
+// Sections that run only when named in --only (not part of the default run's table).
+const std::set<std::string> kOptIn = {"api"};
 
 int Usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--daemon PATH] [--reps N] [--only SECTION,...] [--messages N] "
-               "[--idle-s S]\nsections: unary send wake sql park dispatch load reads\n",
+               "[--idle-s S]\nsections: unary send wake sql park dispatch load reads (by "
+               "default), api (only when named)\n",
                argv0);
   return 2;
 }
@@ -45,6 +49,12 @@ int main(int argc, char** argv) {
   conclave::ProductionRuntime();
   if (argc == 3 && std::string(argv[1]) == "--serve-ping") return bench::ServePing(argv[2]);
   if (argc == 3 && std::string(argv[1]) == "--serve-loop") return bench::ServeLoop(argv[2]);
+  if (argc == 3) {
+    const std::string mode = argv[1];
+    if (mode == "--serve-async") return bench::ServeAsync(argv[2], false, false);
+    if (mode == "--serve-async-loop") return bench::ServeAsync(argv[2], true, false);
+    if (mode == "--serve-async-loop-health") return bench::ServeAsync(argv[2], true, true);
+  }
   bench::Env env;
   env.daemon_bin = CONCLAVED_BIN;
   std::set<std::string> only;
@@ -90,7 +100,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench: the ping server did not start\n");
     return 1;
   }
-  if (only.empty() || only.count("unary") || only.count("wake")) {
+  if (only.empty() || only.count("unary") || only.count("wake") || only.count("api")) {
     env.loop_socket = env.root + "/loop.sock";
     env.loop = bench::Child({env.self, "--serve-loop", env.loop_socket}, env.root + "/loop.log");
     if (!bench::WaitUntilServing(env.loop_socket, std::chrono::seconds(30))) {
@@ -106,7 +116,7 @@ int main(int argc, char** argv) {
   const bench::HostTicks start = bench::ReadHostTicks();
   std::string steal_by_section;
   for (const auto& [name, fn] : kSections) {
-    if (!only.empty() && !only.count(name)) continue;
+    if (only.empty() ? kOptIn.count(name) > 0 : !only.count(name)) continue;
     bench::HostTicks before = bench::ReadHostTicks();
     fn(env);
     char part[64];

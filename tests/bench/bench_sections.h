@@ -28,6 +28,11 @@ struct Env {
 
 // Rows: unary ping vs GetStatus vs ListHandles vs a round trip through the bare loop server.
 void RunUnary(Env& env);
+// Rows (section `api`, only when named): round trip p50 and server CPU per call of bare
+// servers of the callback and the async API, against the callback ping server.
+void RunApiStyle(Env& env);
+// `bench --serve-async[-loop[-health]] SOCKET`: a bare async-API server (bench_api_style.cpp).
+int ServeAsync(const std::string& socket, bool loop, bool health);
 // Rows: Send ack latency, throughput and daemon CPU per op at 1 and 16 clients.
 void RunSend(Env& env);
 // Rows: Send → parked Wait wake latency, of conclaved and of the bare loop server.
