@@ -167,12 +167,54 @@ void Child::Release() {
   pid_ = served_ = served_fd_ = -1;
 }
 
-void Child::SetServed(pid_t pid) {
+namespace {
+
+// The process's arguments, NUL-separated ("" when it is not there).
+std::string CmdlineOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// When the process started, in clock ticks since boot (field 22 of /proc/PID/stat); -1 if
+// it is not there.
+long long StartTicks(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t close = s.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream fields(s.substr(close + 2));
+  std::string f;
+  for (int i = 3; i <= 22 && fields >> f; ++i) {
+    if (i == 22) return std::strtoll(f.c_str(), nullptr, 10);
+  }
+  return -1;
+}
+
+}  // namespace
+
+Child::Served Child::AdoptServed(pid_t pid, const std::string& socket) {
   if (served_fd_ >= 0) close(served_fd_);
   served_ = served_fd_ = -1;
-  if (pid <= 0 || pid == pid_) return;
-  served_fd_ = PidfdOpen(pid);
-  if (served_fd_ >= 0) served_ = pid;
+  if (pid > 0 && pid == pid_) return Served::kSame;
+  // The pidfd first: what is read below is then of the process it holds, as long as that
+  // process is still running afterwards (its pid cannot have been reused meanwhile).
+  int fd = pid > 0 ? PidfdOpen(pid) : -1;
+  if (fd < 0) return Served::kNotOurs;
+  const bool listens = CmdlineOf(pid).find("unix:" + socket + '\0') != std::string::npos;
+  const long long started = StartTicks(pid), spawned = StartTicks(pid_);
+  pollfd p{fd, POLLIN, 0};
+  const bool running = poll(&p, 1, 0) == 0;
+  if (!listens || !running || started < 0) {
+    close(fd);
+    return Served::kNotOurs;
+  }
+  if (spawned >= 0 && started < spawned) {
+    close(fd);
+    return Served::kPrevious;
+  }
+  served_ = pid;
+  served_fd_ = fd;
+  return Served::kAdopted;
 }
 
 int Child::Stop(std::chrono::milliseconds timeout) {
@@ -248,13 +290,6 @@ bool WaitUntilServing(const std::string& socket, std::chrono::milliseconds timeo
   return false;
 }
 
-bool ListensOn(pid_t pid, const std::string& socket) {
-  if (pid <= 0) return false;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
-  std::string args((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return args.find(std::string("unix:") + socket + '\0') != std::string::npos;
-}
-
 double Daemon::Start() {
   std::filesystem::create_directories(dir + "/work");
   auto t0 = Clock::now();
@@ -270,11 +305,19 @@ double Daemon::Start() {
   const double took = SecondsSince(t0);
   // A --daemon wrapper may not exec conclaved: its figures and signals then belong to the
   // process that answers.
-  if (ListensOn(served, socket())) {
-    proc.SetServed(served);
-  } else {
-    std::fprintf(stderr, "bench: pid %d (from GetStatus) is not a conclaved on %s here; "
-                         "measuring pid %d\n", served, socket().c_str(), proc.spawned_pid());
+  switch (proc.AdoptServed(served, socket())) {
+    case Child::Served::kSame:
+    case Child::Served::kAdopted:
+      break;
+    case Child::Served::kPrevious:
+      std::fprintf(stderr, "bench: pid %d answering on %s started before this start (pid %d): "
+                           "a previous conclaved still runs\n", served, socket().c_str(),
+                   proc.spawned_pid());
+      std::exit(1);
+    case Child::Served::kNotOurs:
+      std::fprintf(stderr, "bench: pid %d (from GetStatus) is not a conclaved on %s here; "
+                           "measuring pid %d\n", served, socket().c_str(), proc.spawned_pid());
+      break;
   }
   if (proc.pid() != proc.spawned_pid()) {
     std::fprintf(stderr, "bench: conclaved pid %d serves %s (started through pid %d)\n",

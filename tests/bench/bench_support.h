@@ -48,9 +48,9 @@ void IdleFor(std::chrono::milliseconds d);
 
 // A child process started with posix_spawn; killed (SIGKILL) on destruction if still alive.
 // `--daemon PATH` may name a wrapper that starts conclaved without exec (a shell script): the
-// process that answers is then not the one spawned. SetServed names it (the pid conclaved
+// process that answers is then not the one spawned. AdoptServed names it (the pid conclaved
 // reports in GetStatus); pid() is then that process, for its CPU and memory, and signals reach
-// it through a pidfd taken at once (never a pid reused by another process).
+// it through its pidfd (never a pid reused by another process).
 class Child {
  public:
   Child() = default;
@@ -62,10 +62,16 @@ class Child {
   pid_t pid() const { return served_ > 0 ? served_ : pid_; }
   pid_t spawned_pid() const { return pid_; }
   bool alive() const { return pid_ > 0; }
-  // The process that answers for this child (may be the spawned one itself).
-  void SetServed(pid_t pid);
+  // Takes pid, reported by the process answering on `unix:socket`, as the one to measure and
+  // signal. kSame: it is the spawned process. kAdopted: a process of this pid namespace whose
+  // arguments name the socket, started no earlier than the spawned one, now held by a pidfd
+  // (opened before it is checked). kPrevious: it started before the spawned one, so a previous
+  // daemon still answers. kNotOurs: anything else (no such process here, another namespace).
+  enum class Served { kSame, kAdopted, kPrevious, kNotOurs };
+  Served AdoptServed(pid_t pid, const std::string& socket);
   // SIGTERM to the served process, then waits for it and the spawned one (SIGKILL to both
-  // after timeout). Returns the spawned one's wait status.
+  // after timeout). Returns the spawned one's wait status: a wrapper's when one was adopted
+  // (the daemon's only if the wrapper passes it on, as `wait $!` does).
   int Stop(std::chrono::milliseconds timeout = std::chrono::milliseconds(10000));
 
  private:
@@ -81,10 +87,6 @@ std::unique_ptr<v1::Conclave::Stub> Stub(const std::string& socket, int distinct
 // reports in served (when not null).
 bool WaitUntilServing(const std::string& socket, std::chrono::milliseconds timeout,
                       pid_t* served = nullptr);
-
-// Whether pid, in this pid namespace, is a process whose arguments include `unix:socket` (a
-// pid a daemon reports of itself is checked so before anything signals it).
-bool ListensOn(pid_t pid, const std::string& socket);
 
 // A conclaved on its own state dir and socket, with the bench's profiles.
 struct Daemon {

@@ -152,7 +152,22 @@ int main(int argc, char** argv) {
       return false;
     }
     // A --daemon wrapper that does not exec: the kills and figures go to what answers.
-    if (bench::ListensOn(served, socket)) daemon.SetServed(served);
+    switch (daemon.AdoptServed(served, socket)) {
+      case bench::Child::Served::kSame:
+        break;
+      case bench::Child::Served::kAdopted:
+        std::fprintf(stderr, "soak: conclaved pid %d serves %s (started through pid %d)\n",
+                     daemon.pid(), socket.c_str(), daemon.spawned_pid());
+        break;
+      case bench::Child::Served::kPrevious:
+        problems.push_back("pid " + std::to_string(served) + " answering on " + socket +
+                           " is a previous conclaved: a kill or stop missed it");
+        return false;
+      case bench::Child::Served::kNotOurs:
+        std::fprintf(stderr, "soak: pid %d (from GetStatus) is not a conclaved on %s here; "
+                             "measuring pid %d\n", served, socket.c_str(), daemon.spawned_pid());
+        break;
+    }
     restart_ms.push_back(bench::Micros(Clock::now() - t0) / 1000);
     gate.Up();
     return true;
