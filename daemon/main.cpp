@@ -209,7 +209,7 @@ int main(int argc, char** argv) {
   // Migrations and recovery are done: health checks say SERVING until shutdown begins; while
   // the store refuses writes (disk full) NOT_SERVING, and SERVING again once it resumes.
   dispatch_sockets.Start(&server.value()->grpc(), grpc_service.peers());
-  api::HealthStatus health(server.value()->grpc());
+  api::HealthStatus health(*server.value());
   core.batcher.OnModeChange([&health, &core](service::CommitBatcher::Mode mode) {
     using Mode = service::CommitBatcher::Mode;
     if (mode == Mode::kWriting) health.MarkServing();

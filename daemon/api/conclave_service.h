@@ -1,6 +1,7 @@
-// ConclaveService: the gRPC callback service. Each RPC posts its work onto the service loop
-// (one strand owns all state) and finishes its reactor from there; no RPC blocks a gRPC
-// thread, so thousands of long-poll Waits cost no threads and no CPU.
+// ConclaveService: the handlers of the Conclave API (served by api/async_api on gRPC's async
+// API, one completion-queue thread). Each RPC posts its work onto the service loop (one strand
+// owns all state) and finishes its reactor from there; no RPC blocks the queue's thread, so
+// thousands of long-poll Waits cost no threads and no CPU.
 #pragma once
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #pragma GCC diagnostic ignored "-Woverloaded-virtual"
 #include "conclave/v1/conclave.grpc.pb.h"
 #pragma GCC diagnostic pop
+#include "api/async_calls.h"
 #include "api/peer_table.h"
 #include "api/status_reply_cache.h"
 #include "domain/caller.h"
@@ -21,12 +23,11 @@
 namespace conclave::api {
 
 namespace v1 = ::conclave::v1;
-using CTX = grpc::CallbackServerContext;
-using Unary = grpc::ServerUnaryReactor;
+using CTX = CallContext;
+using Unary = UnaryReactor;
 
 // GetStatus is a raw method: StatusReplyCache serializes its reply (the rest are typed).
-class ConclaveService final : public ::conclave::v1::Conclave::WithRawCallbackMethod_GetStatus<
-                                  ::conclave::v1::Conclave::CallbackService> {
+class ConclaveService final {
  public:
   ConclaveService(boost::asio::io_context& io, service::Services& services)
       : io_(io), svc_(services) {}
@@ -44,46 +45,45 @@ class ConclaveService final : public ::conclave::v1::Conclave::WithRawCallbackMe
   PeerTable& peers() { return peers_; }
 
 
-  Unary* GetStatus(CTX*, const grpc::ByteBuffer* request, grpc::ByteBuffer* reply) override;
-  Unary* RegisterHandle(CTX*, const v1::RegisterHandleRequest*, v1::Handle*) override;
-  Unary* ListHandles(CTX*, const v1::ListHandlesRequest*, v1::ListHandlesReply*) override;
-  Unary* Send(CTX*, const v1::SendRequest*, v1::SendReply*) override;
-  Unary* Check(CTX*, const v1::CheckRequest*, v1::MessageList*) override;
-  Unary* Reply(CTX*, const v1::ReplyRequest*, v1::SendReply*) override;
-  Unary* Inbox(CTX*, const v1::InboxRequest*, v1::MessageList*) override;
-  Unary* Wait(CTX*, const v1::WaitRequest*, v1::WaitReply*) override;
-  grpc::ServerWriteReactor<v1::Message>* Watch(CTX*, const v1::WatchRequest*) override;
+  Unary* GetStatus(CTX*, const grpc::ByteBuffer* request, grpc::ByteBuffer* reply);
+  Unary* RegisterHandle(CTX*, const v1::RegisterHandleRequest*, v1::Handle*);
+  Unary* ListHandles(CTX*, const v1::ListHandlesRequest*, v1::ListHandlesReply*);
+  Unary* Send(CTX*, const v1::SendRequest*, v1::SendReply*);
+  Unary* Check(CTX*, const v1::CheckRequest*, v1::MessageList*);
+  Unary* Reply(CTX*, const v1::ReplyRequest*, v1::SendReply*);
+  Unary* Inbox(CTX*, const v1::InboxRequest*, v1::MessageList*);
+  Unary* Wait(CTX*, const v1::WaitRequest*, v1::WaitReply*);
+  WriteReactor<v1::Message>* Watch(CTX*, const v1::WatchRequest*);
 
-  Unary* ListProfiles(CTX*, const v1::ListProfilesRequest*, v1::ListProfilesReply*) override;
-  Unary* CreateTerminal(CTX*, const v1::CreateTerminalRequest*, v1::Terminal*) override;
-  Unary* ListTerminals(CTX*, const v1::ListTerminalsRequest*, v1::ListTerminalsReply*) override;
-  Unary* GetTerminal(CTX*, const v1::GetTerminalRequest*, v1::Terminal*) override;
-  Unary* CloseTerminal(CTX*, const v1::CloseTerminalRequest*, v1::Terminal*) override;
-  Unary* ReadTranscript(CTX*, const v1::ReadTranscriptRequest*, v1::TranscriptChunk*) override;
-  grpc::ServerWriteReactor<v1::TranscriptChunk>* FollowTranscript(
-      CTX*, const v1::FollowTranscriptRequest*) override;
-  Unary* CreateTask(CTX*, const v1::CreateTaskRequest*, v1::CreateTaskReply*) override;
-  Unary* ListTasks(CTX*, const v1::ListTasksRequest*, v1::ListTasksReply*) override;
-  Unary* GetTask(CTX*, const v1::GetTaskRequest*, v1::TaskDetail*) override;
-  Unary* UpdateTask(CTX*, const v1::UpdateTaskRequest*, v1::Task*) override;
-  Unary* CancelTask(CTX*, const v1::CancelTaskRequest*, v1::Task*) override;
-  Unary* Dispatch(CTX*, const v1::DispatchRequest*, v1::DispatchInfo*) override;
-  Unary* CreateGate(CTX*, const v1::CreateGateRequest*, v1::Gate*) override;
-  Unary* ResolveGate(CTX*, const v1::ResolveGateRequest*, v1::Gate*) override;
-  Unary* ListGates(CTX*, const v1::ListGatesRequest*, v1::ListGatesReply*) override;
-  Unary* StartReview(CTX*, const v1::StartReviewRequest*, v1::Review*) override;
-  Unary* GetReview(CTX*, const v1::GetReviewRequest*, v1::Review*) override;
-  Unary* ListReviews(CTX*, const v1::ListReviewsRequest*, v1::ListReviewsReply*) override;
-  Unary* WaitReview(CTX*, const v1::WaitReviewRequest*, v1::Review*) override;
-  Unary* Regate(CTX*, const v1::RegateRequest*, v1::Review*) override;
-  Unary* Report(CTX*, const v1::ReportRequest*, v1::ReportReply*) override;
-  Unary* Doctor(CTX*, const v1::DoctorRequest*, v1::DoctorReply*) override;
-  Unary* FlowStart(CTX*, const v1::FlowStartRequest*, v1::Flow*) override;
-  Unary* FlowShow(CTX*, const v1::FlowShowRequest*, v1::Flow*) override;
-  Unary* FlowList(CTX*, const v1::FlowListRequest*, v1::FlowListReply*) override;
-  Unary* FlowWait(CTX*, const v1::FlowWaitRequest*, v1::Flow*) override;
-  Unary* FlowCancel(CTX*, const v1::FlowCancelRequest*, v1::Flow*) override;
-  Unary* FlowClean(CTX*, const v1::FlowCleanRequest*, v1::FlowListReply*) override;
+  Unary* ListProfiles(CTX*, const v1::ListProfilesRequest*, v1::ListProfilesReply*);
+  Unary* CreateTerminal(CTX*, const v1::CreateTerminalRequest*, v1::Terminal*);
+  Unary* ListTerminals(CTX*, const v1::ListTerminalsRequest*, v1::ListTerminalsReply*);
+  Unary* GetTerminal(CTX*, const v1::GetTerminalRequest*, v1::Terminal*);
+  Unary* CloseTerminal(CTX*, const v1::CloseTerminalRequest*, v1::Terminal*);
+  Unary* ReadTranscript(CTX*, const v1::ReadTranscriptRequest*, v1::TranscriptChunk*);
+  WriteReactor<v1::TranscriptChunk>* FollowTranscript(CTX*, const v1::FollowTranscriptRequest*);
+  Unary* CreateTask(CTX*, const v1::CreateTaskRequest*, v1::CreateTaskReply*);
+  Unary* ListTasks(CTX*, const v1::ListTasksRequest*, v1::ListTasksReply*);
+  Unary* GetTask(CTX*, const v1::GetTaskRequest*, v1::TaskDetail*);
+  Unary* UpdateTask(CTX*, const v1::UpdateTaskRequest*, v1::Task*);
+  Unary* CancelTask(CTX*, const v1::CancelTaskRequest*, v1::Task*);
+  Unary* Dispatch(CTX*, const v1::DispatchRequest*, v1::DispatchInfo*);
+  Unary* CreateGate(CTX*, const v1::CreateGateRequest*, v1::Gate*);
+  Unary* ResolveGate(CTX*, const v1::ResolveGateRequest*, v1::Gate*);
+  Unary* ListGates(CTX*, const v1::ListGatesRequest*, v1::ListGatesReply*);
+  Unary* StartReview(CTX*, const v1::StartReviewRequest*, v1::Review*);
+  Unary* GetReview(CTX*, const v1::GetReviewRequest*, v1::Review*);
+  Unary* ListReviews(CTX*, const v1::ListReviewsRequest*, v1::ListReviewsReply*);
+  Unary* WaitReview(CTX*, const v1::WaitReviewRequest*, v1::Review*);
+  Unary* Regate(CTX*, const v1::RegateRequest*, v1::Review*);
+  Unary* Report(CTX*, const v1::ReportRequest*, v1::ReportReply*);
+  Unary* Doctor(CTX*, const v1::DoctorRequest*, v1::DoctorReply*);
+  Unary* FlowStart(CTX*, const v1::FlowStartRequest*, v1::Flow*);
+  Unary* FlowShow(CTX*, const v1::FlowShowRequest*, v1::Flow*);
+  Unary* FlowList(CTX*, const v1::FlowListRequest*, v1::FlowListReply*);
+  Unary* FlowWait(CTX*, const v1::FlowWaitRequest*, v1::Flow*);
+  Unary* FlowCancel(CTX*, const v1::FlowCancelRequest*, v1::Flow*);
+  Unary* FlowClean(CTX*, const v1::FlowCleanRequest*, v1::FlowListReply*);
 
  private:
   // Runs fn on the loop with the caller, once the caller may call rpc at all (the service

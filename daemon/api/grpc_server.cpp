@@ -58,14 +58,17 @@ Status PrepareUnixSocket(const std::string& path) {
 void Server::Shutdown(std::chrono::system_clock::time_point deadline) {
   if (unix_) unix_->Stop();
   server_->Shutdown(deadline);
+  api_->Stop();
 }
 
 StatusOr<std::unique_ptr<Server>> StartServer(const std::string& listen, ConclaveService& service) {
-  // Both must be set before the builder exists; they apply to every server built after.
-  grpc::EnableDefaultHealthCheckService(true);
+  // Set before the builder exists; it applies to every server built after. gRPC's default
+  // health service is off: HealthService (on the API's queue) answers grpc.health.v1.Health.
+  grpc::EnableDefaultHealthCheckService(false);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.RegisterService(&service);
+  auto api = std::make_unique<AsyncApi>(service);
+  api->Register(builder);
   builder.SetMaxReceiveMessageSize(16 << 20);
   builder.SetMaxSendMessageSize(16 << 20);
   std::unique_ptr<UnixListener> unix;
@@ -81,23 +84,22 @@ StatusOr<std::unique_ptr<Server>> StartServer(const std::string& listen, Conclav
   }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server) return FailedPrecondition("listen: cannot listen on " + listen);
-  // The default health service answers SERVING for "" until told otherwise: not yet.
-  if (auto* health = server->GetHealthCheckService()) {
-    health->SetServingStatus("", false);
-    health->SetServingStatus(kHealthServiceName, false);
-  }
+  // "" and the API are known from the start, NOT_SERVING until the daemon is ready.
+  api->health().Set("", false);
+  api->health().Set(kHealthServiceName, false);
+  api->Start();
   if (unix) unix->Start(server.get());
-  return std::make_unique<Server>(std::move(server), std::move(unix));
+  return std::make_unique<Server>(std::move(api), std::move(server), std::move(unix));
 }
 
-HealthStatus::HealthStatus(grpc::Server& server) : health_(server.GetHealthCheckService()) {}
+HealthStatus::HealthStatus(Server& server) : health_(&server.health()) {}
 
 void HealthStatus::MarkServing() {
   std::lock_guard<std::mutex> lock(mu_);
   if (final_ || !health_) return;
   serving_ = true;
-  health_->SetServingStatus("", true);
-  health_->SetServingStatus(kHealthServiceName, true);
+  health_->Set("", true);
+  health_->Set(kHealthServiceName, true);
 }
 
 void HealthStatus::MarkStopping() {
@@ -114,8 +116,8 @@ void HealthStatus::MarkNotServing(const std::string& reason) {
   if (final_ || !health_) return;
   spdlog::error("health: NOT_SERVING: {}", reason);
   serving_ = false;
-  health_->SetServingStatus("", false);
-  health_->SetServingStatus(kHealthServiceName, false);
+  health_->Set("", false);
+  health_->Set(kHealthServiceName, false);
 }
 
 bool HealthStatus::serving() const {

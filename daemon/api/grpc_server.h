@@ -18,6 +18,7 @@
 #include <mutex>
 #include <string>
 
+#include "api/async_api.h"
 #include "api/conclave_service.h"
 #include "api/unix_listener.h"
 #include "common/status.h"
@@ -37,15 +38,18 @@ inline constexpr char kHealthServiceName[] = "conclave.v1.Conclave";
 // The running server and, for a unix socket, the daemon's own acceptor in front of it.
 class Server {
  public:
-  Server(std::unique_ptr<grpc::Server> server, std::unique_ptr<UnixListener> unix)
-      : server_(std::move(server)), unix_(std::move(unix)) {}
-  // Stops accepting, then shuts gRPC down (call it off the loop thread: it waits for RPCs
-  // that complete on the loop).
+  Server(std::unique_ptr<AsyncApi> api, std::unique_ptr<grpc::Server> server,
+         std::unique_ptr<UnixListener> unix)
+      : api_(std::move(api)), server_(std::move(server)), unix_(std::move(unix)) {}
+  // Stops accepting, then shuts gRPC down and drains the API's queue (call it off the loop
+  // thread: it waits for RPCs that complete on the loop).
   void Shutdown(std::chrono::system_clock::time_point deadline);
   void Wait() { server_->Wait(); }
+  HealthService& health() { return api_->health(); }
   grpc::Server& grpc() { return *server_; }
 
  private:
+  std::unique_ptr<AsyncApi> api_;  // outlives the server: its queue is the server's
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<UnixListener> unix_;
 };
@@ -61,7 +65,7 @@ StatusOr<std::unique_ptr<Server>> StartServer(const std::string& listen, Conclav
 // Thread-safety: any thread.
 class HealthStatus final {
  public:
-  explicit HealthStatus(grpc::Server& server);
+  explicit HealthStatus(Server& server);
   // Migrations and recovery are done: SERVING.
   void MarkServing();
   // Shutdown begins (call before Server::Shutdown): NOT_SERVING.
@@ -72,7 +76,7 @@ class HealthStatus final {
 
  private:
   mutable std::mutex mu_;
-  grpc::HealthCheckServiceInterface* health_;
+  HealthService* health_;
   bool serving_ = false;
   bool final_ = false;
 };

@@ -11,7 +11,6 @@
 
 namespace conclave::api {
 
-using grpc::ServerUnaryReactor;
 
 grpc::Status ConclaveService::Identify(CTX* ctx, const google::protobuf::Message& req,
                                        service::PeerInfo* peer) const {
@@ -46,7 +45,7 @@ grpc::Status ConclaveService::Identify(CTX* ctx, const google::protobuf::Message
   return grpc::Status::OK;
 }
 
-ServerUnaryReactor* ConclaveService::OnLoop(
+Unary* ConclaveService::OnLoop(
     CTX* ctx, const google::protobuf::Message& req, domain::Rpc rpc,
     std::function<void(Unary*, const domain::Caller&)> fn) {
   Unary* reactor = ctx->DefaultReactor();
@@ -79,13 +78,13 @@ void ConclaveService::FinishAfterCommit(Unary* reactor, const Status& s) {
 
 Unary* ConclaveService::GetStatus(CTX* ctx, const grpc::ByteBuffer* request,
                                    grpc::ByteBuffer* reply) {
-  // A raw method: the request is parsed here as the generated handlers parse the others, and a
-  // request that cannot be parsed is answered as they answer one (UNIMPLEMENTED, no message).
+  // A raw method: the request is parsed here as the generated code parses the others, and a
+  // request that cannot be parsed is answered as gRPC's async API answers one for them.
   v1::GetStatusRequest req;
   grpc::ByteBuffer bytes(*request);
   if (!proto::LenientDeserialize(&bytes, &req).ok()) {
     Unary* reactor = ctx->DefaultReactor();
-    reactor->Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, ""));
+    reactor->Finish(grpc::Status(grpc::StatusCode::INTERNAL, "Unable to parse request"));
     return reactor;
   }
   return OnLoop(ctx, req, domain::Rpc::kGetStatus, [this, reply](Unary* r, const domain::Caller&) {
@@ -181,14 +180,14 @@ Unary* ConclaveService::Inbox(CTX* ctx, const v1::InboxRequest* req, v1::Message
 
 // Wait: a long-poll whose client may go away; OnCancel drops the waiter.
 namespace {
-class WaitReactor : public grpc::ServerUnaryReactor {
+class WaitReactor : public UnaryReactor {
  public:
   struct Shared {
     bool finished = false;   // loop thread only
     uint64_t waiter_id = 0;  // loop thread only
   };
-  WaitReactor(boost::asio::io_context& io, service::MessagingService& m)
-      : io_(io), messaging_(m), shared_(std::make_shared<Shared>()) {}
+  WaitReactor(CTX* ctx, boost::asio::io_context& io, service::MessagingService& m)
+      : UnaryReactor(ctx), io_(io), messaging_(m), shared_(std::make_shared<Shared>()) {}
   std::shared_ptr<Shared> shared() { return shared_; }
   void OnCancel() override {
     auto shared = shared_;
@@ -210,9 +209,10 @@ class WaitReactor : public grpc::ServerUnaryReactor {
 }  // namespace
 
 Unary* ConclaveService::Wait(CTX* ctx, const v1::WaitRequest* req, v1::WaitReply* resp) {
-  auto* reactor = new WaitReactor(io_, svc_.messaging);
+  auto* reactor = new WaitReactor(ctx, io_, svc_.messaging);
   service::PeerInfo peer;
   if (grpc::Status admit = Identify(ctx, *req, &peer); !admit.ok()) {
+    reactor->shared()->finished = true;  // a cancel racing this must not finish it again
     reactor->Finish(admit);
     return reactor;
   }

@@ -21,7 +21,7 @@ Status CheckRequest(const google::protobuf::Message& req);
 
 // What a string field holds when the wire carried invalid UTF-8 in it: the request parser
 // (api/lenient_parse) puts it there, so that CheckRequest can name the field instead of the
-// whole call failing as UNIMPLEMENTED with no message (gRPC's callback API on a parse error).
+// whole call failing with gRPC's bare parse error (INTERNAL, "Unable to parse request").
 inline constexpr std::string_view kInvalidUtf8Marker = "\xef\xbf\xbf<conclave:invalid-utf8>";
 
 // A status message with what the caller sent cut short: gRPC carries it in a header, and an

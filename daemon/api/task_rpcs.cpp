@@ -6,7 +6,7 @@ namespace conclave::api {
 
 namespace {
 template <typename Rec, typename Proto>
-std::function<void(StatusOr<Rec>)> Into(grpc::ServerUnaryReactor* r, Proto* resp,
+std::function<void(StatusOr<Rec>)> Into(Unary* r, Proto* resp,
                                         std::function<void(const Rec&, Proto*)> fill) {
   return [r, resp, fill = std::move(fill)](StatusOr<Rec> v) {
     if (!v.ok()) return r->Finish(ToGrpc(v.status()));

@@ -12,11 +12,11 @@
 namespace conclave::api {
 namespace {
 
-class FollowReactor : public grpc::ServerWriteReactor<v1::TranscriptChunk> {
+class FollowReactor : public WriteReactor<v1::TranscriptChunk> {
  public:
-  FollowReactor(boost::asio::io_context& io, service::Services& svc,
+  FollowReactor(CTX* ctx, boost::asio::io_context& io, service::Services& svc,
                 const v1::FollowTranscriptRequest* req)
-      : io_(io), svc_(svc), req_(*req) {}
+      : WriteReactor(ctx), io_(io), svc_(svc), req_(*req) {}
 
   // Any thread: start following on the loop, once the caller may.
   void Begin(service::PeerInfo peer) {
@@ -104,9 +104,9 @@ class FollowReactor : public grpc::ServerWriteReactor<v1::TranscriptChunk> {
 
 }  // namespace
 
-grpc::ServerWriteReactor<v1::TranscriptChunk>* ConclaveService::FollowTranscript(
+WriteReactor<v1::TranscriptChunk>* ConclaveService::FollowTranscript(
     CTX* ctx, const v1::FollowTranscriptRequest* req) {
-  auto* r = new FollowReactor(io_, svc_, req);
+  auto* r = new FollowReactor(ctx, io_, svc_, req);
   service::PeerInfo peer;
   if (grpc::Status admit = Identify(ctx, *req, &peer); !admit.ok()) {
     r->Refuse(admit);

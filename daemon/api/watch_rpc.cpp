@@ -17,10 +17,11 @@ namespace {
 constexpr size_t kPage = 500;
 constexpr size_t kMaxQueued = 20000;
 
-class WatchReactor : public grpc::ServerWriteReactor<v1::Message> {
+class WatchReactor : public WriteReactor<v1::Message> {
  public:
-  WatchReactor(boost::asio::io_context& io, service::Services& svc, const v1::WatchRequest* req)
-      : io_(io), svc_(svc) {
+  WatchReactor(CTX* ctx, boost::asio::io_context& io, service::Services& svc,
+               const v1::WatchRequest* req)
+      : WriteReactor(ctx), io_(io), svc_(svc) {
     filter_.types.assign(req->types().begin(), req->types().end());
     filter_.to = req->to();
     filter_.from = req->from();
@@ -72,6 +73,7 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::Message> {
           });
       state_->live = true;
     } else {
+      std::lock_guard<std::mutex> lock(mu_);  // OnWriteDone reads it on the queue's thread
       backlog_pending_ = true;
     }
   }
@@ -170,9 +172,8 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::Message> {
 
 }  // namespace
 
-grpc::ServerWriteReactor<v1::Message>* ConclaveService::Watch(CTX* ctx,
-                                                             const v1::WatchRequest* req) {
-  auto* r = new WatchReactor(io_, svc_, req);
+WriteReactor<v1::Message>* ConclaveService::Watch(CTX* ctx, const v1::WatchRequest* req) {
+  auto* r = new WatchReactor(ctx, io_, svc_, req);
   service::PeerInfo peer;
   if (grpc::Status admit = Identify(ctx, *req, &peer); !admit.ok()) {
     r->End(admit);

@@ -1,11 +1,12 @@
 // Lenient request parsing for conclave.v1: protobuf refuses a proto3 string field holding
-// invalid UTF-8, and gRPC's callback API answers any request it cannot parse with
-// UNIMPLEMENTED and no message — a client would never learn which field was wrong. For the
+// invalid UTF-8, and gRPC answers any request it cannot parse with a bare error (the async
+// API: INTERNAL, "Unable to parse request") — a client would never learn which field was wrong. For the
 // service's request types the parse is retried with each such field replaced by a marker
 // (api::kInvalidUtf8Marker's bytes), and the daemon's request checks (api/request_checks)
 // refuse it as INVALID_ARGUMENT naming the field. Everything else parses exactly as before.
-// This header is force-included into conclave_proto's generated sources (CMakeLists.txt), so
-// the specialisations below are the ones the generated service handlers use.
+// This header is force-included into conclave_proto's generated sources (CMakeLists.txt), and
+// included first by api/conclave_service.h, whose async API instantiates the request parsing,
+// so the specialisations below are the ones every parse of a request uses.
 #pragma once
 
 // The generated service header instantiates the handlers: seen before this one, they would

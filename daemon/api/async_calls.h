@@ -1,0 +1,310 @@
+// The Conclave API on gRPC's async API, with one completion-queue thread. gRPC's callback API,
+// which conclaved used before, runs two "nexting" threads that take turns polling and hand
+// every completion to the other: about half the CPU of a call (`bench --only api`). Here one
+// thread (CallQueue::Run) polls, reads each request, runs its handler — which posts the work to
+// the loop, as before — and delivers each completion. Handlers keep the callback API's shape:
+// a unary handler returns a UnaryReactor (its call's default one, or one of its own made with
+// the call's context) and finishes it from any thread; a server-streaming handler returns a
+// WriteReactor, one write in flight at a time. OnCancel, OnWriteDone and OnDone run on the
+// queue's thread; OnDone is the last call into a reactor (after Finish and the call's end),
+// after which the call's request, response and context are gone.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace conclave::api {
+
+enum class CallOp { kRequest, kWrite, kFinish, kDone };
+
+// One call on the completion queue (a unary or a server-streaming one).
+class QueuedCall {
+ public:
+  virtual ~QueuedCall() = default;
+  // On the queue's thread: the op tagged with it completed.
+  virtual void Proceed(CallOp op, bool ok) = 0;
+};
+
+// What the queue gets back for each op: the call and which of its ops completed.
+struct CallTag {
+  QueuedCall* call;
+  CallOp op;
+};
+
+// What a unary reactor finishes through (its call).
+class UnaryFinisher {
+ public:
+  virtual ~UnaryFinisher() = default;
+  virtual void FinishUnary(const grpc::Status& s) = 0;
+};
+
+class UnaryReactor;
+
+// A call's server context as its handler sees it: gRPC's, plus the call's default reactor.
+class CallContext final : public grpc::ServerContext {
+ public:
+  CallContext(UnaryFinisher* unary, void* stream);
+  ~CallContext() override;
+  // The reactor that finishes this unary call with its response (the callback API's name).
+  UnaryReactor* DefaultReactor() { return default_reactor_.get(); }
+  UnaryFinisher* unary() const { return unary_; }
+  // The call's WriteStream<T> (server-streaming calls only).
+  void* stream() const { return stream_; }
+
+ private:
+  UnaryFinisher* unary_;
+  void* stream_;
+  std::unique_ptr<UnaryReactor> default_reactor_;
+};
+
+// A unary call's reactor. Finish once, from any thread.
+class UnaryReactor {
+ public:
+  explicit UnaryReactor(CallContext* ctx) : finisher_(ctx->unary()) {}
+  virtual ~UnaryReactor() = default;
+  void Finish(const grpc::Status& s) { finisher_->FinishUnary(s); }
+  // The client cancelled (or the deadline passed) before the call ended. Finish is still due.
+  virtual void OnCancel() {}
+  virtual void OnDone() {}
+
+ private:
+  UnaryFinisher* finisher_;
+};
+
+inline CallContext::CallContext(UnaryFinisher* unary, void* stream)
+    : unary_(unary), stream_(stream), default_reactor_(unary ? new UnaryReactor(this) : nullptr) {}
+inline CallContext::~CallContext() = default;
+
+// What a write reactor writes through (its call).
+template <class T>
+class WriteStream {
+ public:
+  virtual ~WriteStream() = default;
+  virtual void StartWrite(const T* msg) = 0;
+  virtual void StartWriteAndFinish(const T* msg, grpc::WriteOptions options,
+                                   const grpc::Status& s) = 0;
+  virtual void Finish(const grpc::Status& s) = 0;
+};
+
+// A server-streaming call's reactor: one write in flight at a time (the next after
+// OnWriteDone), then Finish (or StartWriteAndFinish) once, from any thread.
+template <class T>
+class WriteReactor {
+ public:
+  explicit WriteReactor(CallContext* ctx) : stream_(static_cast<WriteStream<T>*>(ctx->stream())) {}
+  virtual ~WriteReactor() = default;
+  void StartWrite(const T* msg) { stream_->StartWrite(msg); }
+  void StartWriteAndFinish(const T* msg, grpc::WriteOptions options, const grpc::Status& s) {
+    stream_->StartWriteAndFinish(msg, options, s);
+  }
+  void Finish(const grpc::Status& s) { stream_->Finish(s); }
+  virtual void OnWriteDone(bool /*ok*/) {}
+  virtual void OnCancel() {}
+  virtual void OnDone() {}
+
+ private:
+  WriteStream<T>* stream_;
+};
+
+class CallQueue;
+
+// A unary method: how to ask gRPC for its next call, and its handler.
+template <class Req, class Resp>
+struct UnaryMethod {
+  std::function<void(grpc::ServerContext*, Req*, grpc::ServerAsyncResponseWriter<Resp>*, void*)>
+      request;
+  std::function<UnaryReactor*(CallContext*, const Req*, Resp*)> handle;
+};
+
+// A server-streaming method.
+template <class Req, class T>
+struct StreamMethod {
+  std::function<void(grpc::ServerContext*, Req*, grpc::ServerAsyncWriter<T>*, void*)> request;
+  std::function<WriteReactor<T>*(CallContext*, const Req*)> handle;
+};
+
+// Owns the completion queue and its thread; every method keeps one call requested.
+class CallQueue {
+ public:
+  explicit CallQueue(std::unique_ptr<grpc::ServerCompletionQueue> cq) : cq_(std::move(cq)) {}
+  ~CallQueue() { Stop(); }
+  grpc::ServerCompletionQueue* cq() const { return cq_.get(); }
+  // Requests the first call of every method (methods must outlive the queue) and starts the
+  // queue's thread. After the server is built and started.
+  void Start(std::vector<std::function<void()>> first_calls);
+  // After the server has shut down: stops asking for calls, waits until every call has ended
+  // (a started call still finishes from the loop, through this queue), then shuts the queue
+  // down and joins its thread.
+  void Stop();
+  // Asks for the next call of a method (no-op once stopping).
+  template <class Call, class Method>
+  void Next(const Method* m) {
+    if (stopping_.load()) return;
+    Track(+1);
+    (new Call(this, m))->Request();
+  }
+  // A call was deleted (every call counts from its request to its deletion).
+  void Ended() { Track(-1); }
+
+ private:
+  void Run();
+  void Track(int delta);
+  std::unique_ptr<grpc::ServerCompletionQueue> cq_;
+  std::atomic<bool> stopping_{false};
+  std::mutex mu_;
+  std::condition_variable all_ended_;
+  int live_ = 0;  // under mu_
+  std::thread thread_;
+};
+
+template <class Req, class Resp>
+class UnaryCall final : public QueuedCall, public UnaryFinisher {
+ public:
+  UnaryCall(CallQueue* queue, const UnaryMethod<Req, Resp>* m) : queue_(queue), method_(m) {}
+  ~UnaryCall() override { queue_->Ended(); }
+  void Request() {
+    ctx_.AsyncNotifyWhenDone(&done_tag_);
+    method_->request(&ctx_, &req_, &responder_, &request_tag_);
+  }
+  void Proceed(CallOp op, bool ok) override {
+    switch (op) {
+      case CallOp::kRequest:
+        if (!ok) {  // the server is shutting down: no call, and no done tag
+          delete this;
+          return;
+        }
+        queue_->Next<UnaryCall>(method_);
+        reactor_ = method_->handle(&ctx_, &req_, &resp_);
+        return;
+      case CallOp::kFinish:
+        finished_ = true;
+        break;
+      case CallOp::kDone:
+        ended_ = true;
+        if (ctx_.IsCancelled() && reactor_) reactor_->OnCancel();
+        break;
+      case CallOp::kWrite:
+        return;
+    }
+    if (finished_ && ended_) {
+      if (reactor_) reactor_->OnDone();
+      delete this;
+    }
+  }
+  void FinishUnary(const grpc::Status& s) override {
+    if (s.ok()) {
+      responder_.Finish(resp_, s, &finish_tag_);
+    } else {
+      responder_.FinishWithError(s, &finish_tag_);
+    }
+  }
+
+ private:
+  CallQueue* queue_;
+  const UnaryMethod<Req, Resp>* method_;
+  CallContext ctx_{this, nullptr};
+  Req req_;
+  Resp resp_;
+  grpc::ServerAsyncResponseWriter<Resp> responder_{&ctx_};
+  UnaryReactor* reactor_ = nullptr;
+  bool finished_ = false, ended_ = false;  // queue's thread only
+  CallTag request_tag_{this, CallOp::kRequest};
+  CallTag finish_tag_{this, CallOp::kFinish};
+  CallTag done_tag_{this, CallOp::kDone};
+};
+
+template <class Req, class T>
+class StreamCall final : public QueuedCall, public WriteStream<T> {
+ public:
+  StreamCall(CallQueue* queue, const StreamMethod<Req, T>* m) : queue_(queue), method_(m) {}
+  ~StreamCall() override { queue_->Ended(); }
+  void Request() {
+    ctx_.AsyncNotifyWhenDone(&done_tag_);
+    method_->request(&ctx_, &req_, &writer_, &request_tag_);
+  }
+  void Proceed(CallOp op, bool ok) override {
+    switch (op) {
+      case CallOp::kRequest:
+        if (!ok) {
+          delete this;
+          return;
+        }
+        queue_->Next<StreamCall>(method_);
+        reactor_ = method_->handle(&ctx_, &req_);
+        return;
+      case CallOp::kWrite: {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          writing_ = false;
+          // A Finish that came while the write was in flight goes out now.
+          if (deferred_) writer_.Finish(*deferred_, &finish_tag_);
+          deferred_.reset();
+        }
+        if (reactor_) reactor_->OnWriteDone(ok);
+        return;  // (a call with a write in flight is never deleted: its Finish waits for it)
+      }
+      case CallOp::kFinish:
+        finished_ = true;
+        break;
+      case CallOp::kDone:
+        ended_ = true;
+        if (ctx_.IsCancelled() && reactor_) reactor_->OnCancel();
+        break;
+    }
+    if (finished_ && ended_) {
+      if (reactor_) reactor_->OnDone();
+      delete this;
+    }
+  }
+  // After Finish (or StartWriteAndFinish) nothing more starts: a reactor's late write or
+  // second finish is dropped, never an op on a call that may be gone. One write in flight
+  // (the reactor's part of the contract).
+  void StartWrite(const T* msg) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finishing_) return;
+    writing_ = true;
+    writer_.Write(*msg, &write_tag_);
+  }
+  void StartWriteAndFinish(const T* msg, grpc::WriteOptions options,
+                           const grpc::Status& s) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finishing_) return;
+    finishing_ = true;
+    writer_.WriteAndFinish(*msg, options, s, &finish_tag_);
+  }
+  void Finish(const grpc::Status& s) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finishing_) return;
+    finishing_ = true;
+    if (writing_) {
+      deferred_ = s;
+    } else {
+      writer_.Finish(s, &finish_tag_);
+    }
+  }
+
+ private:
+  CallQueue* queue_;
+  const StreamMethod<Req, T>* method_;
+  CallContext ctx_{nullptr, static_cast<WriteStream<T>*>(this)};
+  Req req_;
+  grpc::ServerAsyncWriter<T> writer_{&ctx_};
+  WriteReactor<T>* reactor_ = nullptr;
+  std::mutex mu_;
+  bool writing_ = false;                   // under mu_
+  bool finishing_ = false;                 // under mu_: Finish started or deferred
+  std::optional<grpc::Status> deferred_;   // under mu_
+  bool finished_ = false, ended_ = false;  // queue's thread only
+  CallTag request_tag_{this, CallOp::kRequest};
+  CallTag write_tag_{this, CallOp::kWrite};
+  CallTag finish_tag_{this, CallOp::kFinish};
+  CallTag done_tag_{this, CallOp::kDone};
+};
+
+}  // namespace conclave::api
