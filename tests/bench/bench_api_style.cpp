@@ -1,13 +1,14 @@
 // Bench section `api` (run only when named: `--only api`): what gRPC's server API style costs
 // on this build, before conclaved does anything. The ping server and the bare loop server
-// use the callback API, as conclaved does: gRPC then runs two "nexting" threads that take
-// turns polling and hand each completion to the other. Beside them, bare servers of the same
-// build on gRPC's async API with one completion-queue thread:
+// use the callback API (as conclaved did until it moved to api/async_calls): gRPC then runs
+// two "nexting" threads that take turns polling and hand each completion to the other. Beside
+// them, bare servers of the same build on gRPC's async API with one completion-queue thread:
 //   `bench --serve-async S`             answers every unary call on that thread;
 //   `bench --serve-async-loop S`        posts each call to an asio loop on the main thread,
 //                                       which finishes it (conclaved's structure);
 //   `bench --serve-async-loop-health S` the same, with gRPC's default health service (a
-//                                       callback service, as conclaved registers) beside it.
+//                                       callback service, which conclaved registered until
+//                                       it served health on its own queue) beside it.
 // And conclaved's ListHandles (its cheapest call through the loop), for scale. Rows: round trip
 // p50 and the server's CPU per call (from /proc, over 6,000 calls a side per repetition,
 // alternated 200 at a time), each against the callback ping server's.
@@ -123,7 +124,7 @@ void RunApiStyle(Env& env) {
                        "--serve-async-loop-health", env.root + "/ahealth.sock");
   int distinct = 400;
   // conclaved itself, for scale: ListHandles, its cheapest call through the loop.
-  servers.emplace_back("conclaved ListHandles (callback API)", nullptr, env.daemon.socket());
+  servers.emplace_back("conclaved ListHandles", nullptr, env.daemon.socket());
   for (auto& s : servers) {
     if (s.socket == env.daemon.socket()) {
       s.pid = env.daemon.pid();

@@ -1,6 +1,7 @@
-// The bare baseline server: the same gRPC build and API style as conclaved (callback
-// reactors, unix socket, same message size limits), answering any unary method at once with
-// an empty message — no proto library of its own, no work. It runs with the daemon's runtime
+// The bare baseline server: the same gRPC build as conclaved (callback reactors, as conclaved
+// used until it moved to the async API with one completion-queue thread; unix socket, same
+// message size limits), answering any unary method at once with an empty message — no proto
+// library of its own, no work. `bench --only api` times a bare async server beside it. It runs with the daemon's runtime
 // settings (common/runtime.h, applied by bench's main). `bench --serve-ping SOCKET` runs
 // it in a child process so its CPU can be read from /proc like the daemon's.
 #include <grpcpp/generic/async_generic_service.h>
