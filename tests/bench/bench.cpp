@@ -1,12 +1,14 @@
 // bench: Conclave's own cost, each figure next to its bare baseline measured in the same run
-// (a bare gRPC ping server of the same build on a unix socket; posix_spawn+waitpid), over
-// repetitions (min / median / max). It starts its own ping server and conclaved on temporary
-// directories, prints a Markdown table on stdout (progress on stderr), and asserts nothing.
-// The unary and wake sections also measure a bare loop server (bench_loop_server.cpp): the
-// daemon's structure — calls posted to one asio loop and finished from it — with no store.
+// (a bare gRPC ping server of the same build and API style on a unix socket; posix_spawn +
+// waitpid), over repetitions (min / median / max). It starts its own ping server and conclaved
+// on temporary directories, prints a Markdown table on stdout (progress on stderr), and
+// asserts nothing. The unary and wake sections also measure a bare loop server
+// (bench_loop_server.cpp): the daemon's structure — calls posted to one asio loop and finished
+// from it — with no store.
 //   bench [--daemon PATH] [--reps N] [--only a,b] [--messages N] [--idle-s S]
 // Sections: unary, send, wake, sql, park, dispatch, load, reads (default: all of these); api
-// (bench_api_style.cpp: bare servers of gRPC's callback and async APIs) only when named.
+// (bench_api_style.cpp: a ping server of gRPC's callback API, bare loop servers) only when
+// named.
 #include <unistd.h>
 
 #include <cstdio>
@@ -51,9 +53,8 @@ int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--serve-loop") return bench::ServeLoop(argv[2]);
   if (argc == 3) {
     const std::string mode = argv[1];
-    if (mode == "--serve-async") return bench::ServeAsync(argv[2], false, false);
-    if (mode == "--serve-async-loop") return bench::ServeAsync(argv[2], true, false);
-    if (mode == "--serve-async-loop-health") return bench::ServeAsync(argv[2], true, true);
+    if (mode == "--serve-callback-ping") return bench::ServeCallbackPing(argv[2]);
+    if (mode == "--serve-async-loop-health") return bench::ServeAsyncLoopHealth(argv[2]);
   }
   bench::Env env;
   env.daemon_bin = CONCLAVED_BIN;

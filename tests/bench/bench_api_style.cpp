@@ -1,107 +1,28 @@
 // Bench section `api` (run only when named: `--only api`): what gRPC's server API style costs
-// on this build, before conclaved does anything. The ping server and the bare loop server
-// use the callback API (as conclaved did until it moved to api/async_calls): gRPC then runs
-// two "nexting" threads that take turns polling and hand each completion to the other. Beside
-// them, bare servers of the same build on gRPC's async API with one completion-queue thread:
-//   `bench --serve-async S`             answers every unary call on that thread;
-//   `bench --serve-async-loop S`        posts each call to an asio loop on the main thread,
-//                                       which finishes it (conclaved's structure);
-//   `bench --serve-async-loop-health S` the same, with gRPC's default health service (a
-//                                       callback service, which conclaved registered until
-//                                       it served health on its own queue) beside it.
+// on this build, before conclaved does anything. Every row is against the ping server, a bare
+// server of gRPC's async API with one completion-queue thread (conclaved's style since
+// a93661fc). Beside it:
+//   `bench --serve-callback-ping S`      the same ping on gRPC's callback API (conclaved's style
+//                                        until then): gRPC runs two "nexting" threads that take
+//                                        turns polling and hand each completion to the other;
+//   the bare loop server                 each call posted to an asio loop on the main thread,
+//                                        which finishes it (conclaved's structure);
+//   `bench --serve-async-loop-health S`  the same, with gRPC's default health service (a
+//                                        callback service, which conclaved registered until
+//                                        it served health on its own queue) beside it.
 // And conclaved's ListHandles (its cheapest call through the loop), for scale. Rows: round trip
 // p50 and the server's CPU per call (from /proc, over 6,000 calls a side per repetition,
-// alternated 200 at a time), each against the callback ping server's.
-#include <grpcpp/generic/async_generic_service.h>
-#include <grpcpp/grpcpp.h>
-#include <unistd.h>
-
-#include <boost/asio/executor_work_guard.hpp>
+// alternated 200 at a time).
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 #include <cstdio>
-#include <thread>
 
 #include "bench_sections.h"
-#include "common/runtime.h"
 
 namespace bench {
-namespace {
 
-// One call's state on the completion queue: requested, its request read, its reply finished.
-struct AsyncCall {
-  grpc::GenericServerContext ctx;
-  grpc::GenericServerAsyncReaderWriter stream{&ctx};
-  grpc::ByteBuffer request;
-  grpc::Slice empty{""};
-  grpc::ByteBuffer reply{&empty, 1};
-  enum State { kRequested, kReading, kFinishing } state = kRequested;
-};
-
-}  // namespace
-
-int ServeAsync(const std::string& socket, bool loop, bool health) {
-  unlink(socket.c_str());
-  // As the other bare servers: gRPC's threads (and here the completion-queue thread)
-  // SCHED_BATCH, the loop SCHED_OTHER (common/runtime.h). The process ends on SIGTERM.
-  conclave::BeginBackgroundThreads();
-  if (health) grpc::EnableDefaultHealthCheckService(true);
-  grpc::AsyncGenericService service;
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
-  builder.RegisterAsyncGenericService(&service);
-  builder.SetMaxReceiveMessageSize(16 << 20);
-  builder.SetMaxSendMessageSize(16 << 20);
-  std::unique_ptr<grpc::ServerCompletionQueue> cq = builder.AddCompletionQueue();
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server) {
-    std::fprintf(stderr, "bench: the async server cannot listen on %s\n", socket.c_str());
-    return 1;
-  }
+int ServeAsyncLoopHealth(const std::string& socket) {
   boost::asio::io_context io;
-  auto work = boost::asio::make_work_guard(io);
-  auto request_next = [&] {
-    auto* c = new AsyncCall;
-    service.RequestCall(&c->ctx, &c->stream, cq.get(), cq.get(), c);
-  };
-  std::thread poller([&] {
-    request_next();
-    void* tag = nullptr;
-    bool ok = false;
-    while (cq->Next(&tag, &ok)) {
-      auto* c = static_cast<AsyncCall*>(tag);
-      switch (c->state) {
-        case AsyncCall::kRequested:
-          if (!ok) {
-            delete c;
-            break;
-          }
-          request_next();
-          c->state = AsyncCall::kReading;
-          c->stream.Read(&c->request, c);
-          break;
-        case AsyncCall::kReading:
-          c->state = AsyncCall::kFinishing;
-          if (!ok) {
-            c->stream.Finish(grpc::Status::OK, c);
-          } else if (loop) {
-            boost::asio::post(io, [c] {
-              c->stream.WriteAndFinish(c->reply, grpc::WriteOptions(), grpc::Status::OK, c);
-            });
-          } else {
-            c->stream.WriteAndFinish(c->reply, grpc::WriteOptions(), grpc::Status::OK, c);
-          }
-          break;
-        case AsyncCall::kFinishing:
-          delete c;
-          break;
-      }
-    }
-  });
-  conclave::EndBackgroundThreads();
-  if (loop) io.run();
-  poller.join();
-  return 0;
+  return ServeBareAsync(socket, "async loop", true, &io, [](BareCall* c) { c->Reply(); });
 }
 
 void RunApiStyle(Env& env) {
@@ -117,11 +38,10 @@ void RunApiStyle(Env& env) {
     std::vector<double> lat;
   };
   std::vector<Server> servers;
-  servers.emplace_back("bare loop server (callback API)", nullptr, env.loop_socket);
-  servers.emplace_back("bare async server (one thread)", "--serve-async", env.root + "/async.sock");
-  servers.emplace_back("bare async loop server", "--serve-async-loop", env.root + "/aloop.sock");
-  servers.emplace_back("bare async loop server, gRPC's health service beside it",
-                       "--serve-async-loop-health", env.root + "/ahealth.sock");
+  servers.emplace_back("callback ping server", "--serve-callback-ping", env.root + "/cb.sock");
+  servers.emplace_back("bare loop server", nullptr, env.loop_socket);
+  servers.emplace_back("bare loop server, gRPC's health service beside it",
+                       "--serve-async-loop-health", env.root + "/health.sock");
   int distinct = 400;
   // conclaved itself, for scale: ListHandles, its cheapest call through the loop.
   servers.emplace_back("conclaved ListHandles", nullptr, env.daemon.socket());

@@ -28,11 +28,12 @@ struct Env {
 
 // Rows: unary ping vs GetStatus vs ListHandles vs a round trip through the bare loop server.
 void RunUnary(Env& env);
-// Rows (section `api`, only when named): round trip p50 and server CPU per call of bare
-// servers of the callback and the async API, against the callback ping server.
+// Rows (section `api`, only when named): round trip p50 and server CPU per call of a callback
+// ping server and of bare loop servers, against the ping server.
 void RunApiStyle(Env& env);
-// `bench --serve-async[-loop[-health]] SOCKET`: a bare async-API server (bench_api_style.cpp).
-int ServeAsync(const std::string& socket, bool loop, bool health);
+// `bench --serve-async-loop-health SOCKET`: the loop of the bare loop server answering every
+// call, with gRPC's default health service beside it (bench_api_style.cpp).
+int ServeAsyncLoopHealth(const std::string& socket);
 // Rows: Send ack latency, throughput and daemon CPU per op at 1 and 16 clients.
 void RunSend(Env& env);
 // Rows: Send → parked Wait wake latency, of conclaved and of the bare loop server.

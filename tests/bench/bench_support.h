@@ -5,6 +5,7 @@
 // single-threaded; Rpc() helpers are safe from any thread (one stub per thread is advised).
 #pragma once
 
+#include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 #include <sys/types.h>
 
@@ -16,6 +17,10 @@
 #include <vector>
 
 #include "conclave/v1/conclave.grpc.pb.h"
+
+namespace boost::asio {
+class io_context;
+}
 
 namespace bench {
 
@@ -107,15 +112,38 @@ struct Daemon {
 void WriteBenchProfiles(const std::string& dir);
 std::string MakeTempDir(const std::string& tag);
 
-// The bare baseline: a gRPC server (same build, callback API, unix socket) that answers any
-// unary method at once with an empty message. Runs in a child process: `bench --serve-ping S`.
+// One call of a bare async server (bench_ping_server.cpp), from its request until it ends.
+class BareCall {
+ public:
+  BareCall();
+  const std::string& method() const { return ctx_.method(); }
+  // Answers with an empty message (or `reply`) and ends the call; from any thread, once.
+  void Reply();
+  void Reply(grpc::ByteBuffer reply);
+
+ private:
+  friend int ServeBareAsync(const std::string&, const char*, bool, boost::asio::io_context*,
+                            const std::function<void(BareCall*)>&);
+  grpc::GenericServerContext ctx_;
+  grpc::GenericServerAsyncReaderWriter stream_{&ctx_};
+  grpc::ByteBuffer request_;
+  grpc::Slice empty_{""};
+  grpc::ByteBuffer reply_;
+  enum State { kRequested, kReading, kFinishing } state_ = kRequested;
+};
+// Serves every method of a unix socket on gRPC's async API with one completion-queue thread,
+// conclaved's API style: each call whose request is read goes to `handle`, on that thread or,
+// with `loop`, posted to that loop run on the calling thread. `health`: gRPC's default health
+// service beside it. Runs until the process is killed; 1 (and a line on stderr naming `what`)
+// when it cannot listen.
+int ServeBareAsync(const std::string& socket, const char* what, bool health,
+                   boost::asio::io_context* loop, const std::function<void(BareCall*)>& handle);
+// The bare baseline: a bare async server answering every call at once with an empty message.
+// Runs in a child process: `bench --serve-ping S`.
 int ServePing(const std::string& socket);
-// Builds and starts a bare server of the bench on a unix socket: `service` answers every method,
-// with the daemon's message size limits. Both bare servers start through here, so they are
-// configured alike. Null (and a line on stderr naming `what`) when it cannot listen.
-std::unique_ptr<grpc::Server> StartBareServer(const std::string& socket,
-                                              grpc::CallbackGenericService* service,
-                                              const char* what);
+// The same on gRPC's callback API (the bench's baseline until conclaved moved to the async
+// API): `bench --serve-callback-ping S`, for the `api` section.
+int ServeCallbackPing(const std::string& socket);
 // The bare loop server (bench_loop_server.cpp): the ping server's calls posted into one asio
 // loop and finished from it; Wait parks, Send answers the parked. `bench --serve-loop S`.
 int ServeLoop(const std::string& socket);
