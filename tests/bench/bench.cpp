@@ -6,6 +6,8 @@
 // (bench_loop_server.cpp): the daemon's structure — calls posted to one asio loop and finished
 // from it — with no store.
 //   bench [--daemon PATH] [--reps N] [--only a,b] [--messages N] [--idle-s S]
+//   bench --check-baselines   (bench_check.cpp: the baseline servers are what the bench
+//                             takes them for; exit 1 if not)
 // Sections: unary, send, wake, sql, park, dispatch, load, reads (default: all of these); api
 // (bench_api_style.cpp: a ping server of gRPC's callback API, bare loop servers) only when
 // named.
@@ -51,6 +53,9 @@ int main(int argc, char** argv) {
   conclave::ProductionRuntime();
   if (argc == 3 && std::string(argv[1]) == "--serve-ping") return bench::ServePing(argv[2]);
   if (argc == 3 && std::string(argv[1]) == "--serve-loop") return bench::ServeLoop(argv[2]);
+  if (argc == 2 && std::string(argv[1]) == "--check-baselines") {
+    return bench::CheckBaselines(std::filesystem::read_symlink("/proc/self/exe"));
+  }
   if (argc == 3) {
     const std::string mode = argv[1];
     if (mode == "--serve-callback-ping") return bench::ServeCallbackPing(argv[2]);

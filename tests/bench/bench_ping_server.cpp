@@ -9,6 +9,7 @@
 //                                    API (conclaved's style until a93661fc), for `--only api`.
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -91,6 +92,7 @@ int ServeBareAsync(const std::string& socket, const char* what, bool health,
     service.RequestCall(&c->ctx_, &c->stream_, cq.get(), cq.get(), c);
   };
   std::thread poller([&] {
+    pthread_setname_np(pthread_self(), "grpc-queue");  // as conclaved's (api/async_calls)
     request_next();
     void* tag = nullptr;
     bool ok = false;

@@ -31,6 +31,9 @@ void RunUnary(Env& env);
 // Rows (section `api`, only when named): round trip p50 and server CPU per call of a callback
 // ping server and of bare loop servers, against the ping server.
 void RunApiStyle(Env& env);
+// `bench --check-baselines` (bench_check.cpp): 0 when the ping and the loop server run in the
+// daemon's API style and the loop server parks a Wait until a Send; 1 (and why, on stderr) if not.
+int CheckBaselines(const std::string& self);
 // `bench --serve-async-loop-health SOCKET`: the loop of the bare loop server answering every
 // call, with gRPC's default health service beside it (bench_api_style.cpp).
 int ServeAsyncLoopHealth(const std::string& socket);

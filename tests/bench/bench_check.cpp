@@ -1,0 +1,158 @@
+// `bench --check-baselines`: the baseline servers are what the bench's ratios take them for.
+// Every RPC ratio divides by the ping server, and the wake and unary sections set conclaved
+// beside the bare loop server; a baseline that drifted from the daemon's API style (a callback
+// service registered beside it, gRPC's default health service on) or a loop server that
+// answered a Wait at once would skew every ratio without any figure looking wrong. Checks, each
+// printed as ok or FAILED on stderr (exit 1 if any failed):
+//   - the ping and the loop server run one completion-queue thread ("grpc-queue",
+//     SCHED_BATCH) and none of the callback API's "nexting" threads; the loop server's main
+//     thread (its loop) runs SCHED_OTHER;
+//   - the callback ping does run nexting threads (so the check can tell the two apart);
+//   - the ping answers a call with an empty message;
+//   - the loop server parks a Wait, counts it in GetStatus, and answers it only when a Send
+//     comes, with OK.
+// The ctest entry `bench: the baseline servers ...` runs it.
+#include <sched.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "bench_sections.h"
+
+namespace bench {
+namespace {
+
+struct Threads {
+  int queue = 0;        // named grpc-queue
+  int queue_batch = 0;  // of those, SCHED_BATCH
+  int nexting = 0;      // the callback API's polling threads
+  int main_policy = -1;
+};
+
+// Field 41 of /proc/PID/task/TID/stat is the policy (0 SCHED_OTHER, 3 SCHED_BATCH).
+Threads ReadThreads(pid_t pid) {
+  Threads t;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    std::ifstream in(e.path().string() + "/stat");
+    std::string line;
+    std::getline(in, line);
+    auto open = line.find('('), close = line.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close + 2 > line.size()) continue;
+    std::string comm = line.substr(open + 1, close - open - 1);
+    std::istringstream rest(line.substr(close + 2));
+    std::string field;
+    for (int i = 3; i <= 41 && rest >> field; ++i) {
+    }
+    int policy = std::atoi(field.c_str());
+    if (e.path().filename() == std::to_string(pid)) t.main_policy = policy;
+    if (comm == "grpc-queue") {
+      ++t.queue;
+      if (policy == SCHED_BATCH) ++t.queue_batch;
+    }
+    if (comm == "nexting_thread") ++t.nexting;
+  }
+  return t;
+}
+
+bool Report(bool ok, const std::string& what) {
+  std::fprintf(stderr, "%s: %s\n", ok ? "ok" : "FAILED", what.c_str());
+  return ok;
+}
+
+bool CheckAsyncStyle(const char* name, pid_t pid, bool loop) {
+  Threads t = ReadThreads(pid);
+  bool ok = Report(t.queue == 1, std::string(name) + ": one grpc-queue thread (found " +
+                                     std::to_string(t.queue) + ")");
+  ok &= Report(t.queue_batch == t.queue, std::string(name) + ": grpc-queue runs SCHED_BATCH");
+  ok &= Report(t.nexting == 0, std::string(name) + ": no nexting_thread (found " +
+                                   std::to_string(t.nexting) + ")");
+  if (loop) {
+    ok &= Report(t.main_policy == SCHED_OTHER, std::string(name) + ": its loop runs SCHED_OTHER");
+  }
+  return ok;
+}
+
+// A Wait on the loop server: parked until a Send, then answered OK.
+bool CheckParkAndWake(v1::Conclave::Stub& stub) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  grpc::Status status;
+  auto ctx = Ctx(std::chrono::seconds(30));
+  v1::WaitRequest req;
+  req.set_to("check");
+  req.set_timeout_ms(30000);
+  v1::WaitReply resp;
+  stub.async()->Wait(ctx.get(), &req, &resp, [&](grpc::Status s) {
+    std::lock_guard<std::mutex> lk(mu);
+    status = std::move(s);
+    done = true;
+    cv.notify_one();
+  });
+  // Parked once the server counts it; the count is polled, with a deadline.
+  auto until = Clock::now() + std::chrono::seconds(10);
+  int64_t waiters = 0;
+  while (Clock::now() < until && (waiters = Counts(stub)["waiters"]) < 1) {
+  }
+  bool ok = Report(waiters == 1, "loop server: a Wait is counted as parked");
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    ok &= Report(!done, "loop server: the Wait is not answered before a Send");
+  }
+  ok &= Report(SendTo(stub, "check", "wake"), "loop server: a Send is answered");
+  std::unique_lock<std::mutex> lk(mu);
+  bool woke = cv.wait_for(lk, std::chrono::seconds(10), [&] { return done; });
+  ok &= Report(woke && status.ok(), "loop server: the Send answers the parked Wait with OK");
+  if (!woke) ctx->TryCancel();
+  cv.wait(lk, [&] { return done; });
+  return ok;
+}
+
+}  // namespace
+
+int CheckBaselines(const std::string& self) {
+  const std::string root = MakeTempDir("bench-check");
+  struct Server {
+    const char* name;
+    const char* mode;
+    std::string socket;
+    Child child;
+  } servers[] = {{"ping", "--serve-ping", root + "/ping.sock", {}},
+                 {"loop server", "--serve-loop", root + "/loop.sock", {}},
+                 {"callback ping", "--serve-callback-ping", root + "/cb.sock", {}}};
+  bool ok = true;
+  for (auto& s : servers) {
+    s.child = Child({self, s.mode, s.socket}, s.socket + ".log");
+    ok &= Report(WaitUntilServing(s.socket, std::chrono::seconds(30)),
+                 std::string(s.name) + ": answers on " + s.socket);
+  }
+  if (ok) {
+    ok &= CheckAsyncStyle("ping", servers[0].child.pid(), false);
+    ok &= CheckAsyncStyle("loop server", servers[1].child.pid(), true);
+    Threads cb = ReadThreads(servers[2].child.pid());
+    ok &= Report(cb.nexting > 0, "callback ping: nexting threads seen (found " +
+                                     std::to_string(cb.nexting) + ")");
+    auto ping = Stub(servers[0].socket, 1);
+    auto ctx = Ctx();
+    v1::GetStatusRequest req;
+    v1::StatusReply resp;
+    resp.set_pid(1);  // an empty reply clears it
+    grpc::Status st = ping->GetStatus(ctx.get(), req, &resp);
+    ok &= Report(st.ok() && resp.ByteSizeLong() == 0, "ping: answers a call with an empty message");
+    auto loop = Stub(servers[1].socket, 2);
+    ok &= CheckParkAndWake(*loop);
+  }
+  for (auto& s : servers) s.child.Stop();
+  std::filesystem::remove_all(root);
+  std::fprintf(stderr, "%s\n", ok ? "bench: the baselines are as the bench takes them"
+                                  : "bench: a baseline is not what the bench takes it for");
+  return ok ? 0 : 1;
+}
+
+}  // namespace bench
