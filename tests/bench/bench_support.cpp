@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 extern char** environ;
@@ -119,7 +120,40 @@ bool PidfdWait(int pidfd, Clock::time_point deadline) {
 
 }  // namespace
 
+namespace {
+
+std::mutex& LiveMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+std::set<Child*>& LiveChildren() {
+  static auto* live = new std::set<Child*>;  // never destroyed: used from an atexit handler
+  return *live;
+}
+
+}  // namespace
+
+void Child::Register() {
+  static std::once_flag once;
+  std::call_once(once, [] { std::atexit([] { Child::ReleaseAll(); }); });
+  std::lock_guard<std::mutex> lock(LiveMutex());
+  LiveChildren().insert(this);
+}
+
+void Child::ReleaseAll() {
+  std::set<Child*> live;
+  {
+    std::lock_guard<std::mutex> lock(LiveMutex());
+    live.swap(LiveChildren());
+  }
+  for (Child* c : live) c->Release();
+}
+
+Child::Child() { Register(); }
+
 Child::Child(const std::vector<std::string>& argv, const std::string& log_path) {
+  Register();
   std::vector<char*> av;
   for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
   av.push_back(nullptr);
@@ -135,10 +169,17 @@ Child::Child(const std::vector<std::string>& argv, const std::string& log_path) 
   posix_spawn_file_actions_destroy(&fa);
 }
 
-Child::~Child() { Release(); }
+Child::~Child() {
+  {
+    std::lock_guard<std::mutex> lock(LiveMutex());
+    LiveChildren().erase(this);
+  }
+  Release();
+}
 
 Child::Child(Child&& o) noexcept : pid_(o.pid_), served_(o.served_), served_fd_(o.served_fd_) {
   o.pid_ = o.served_ = o.served_fd_ = -1;
+  Register();
 }
 
 Child& Child::operator=(Child&& o) noexcept {

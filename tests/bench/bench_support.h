@@ -56,9 +56,11 @@ void IdleFor(std::chrono::milliseconds d);
 // process that answers is then not the one spawned. AdoptServed names it (the pid conclaved
 // reports in GetStatus); pid() is then that process, for its CPU and memory, and signals reach
 // it through its pidfd (never a pid reused by another process).
+// Every Child alive is registered: std::exit (the bench's way out of a failed section, which
+// skips the destructors of automatic objects) still kills and reaps the processes it started.
 class Child {
  public:
-  Child() = default;
+  Child();
   explicit Child(const std::vector<std::string>& argv, const std::string& log_path = "");
   ~Child();
   Child(Child&& o) noexcept;
@@ -81,6 +83,8 @@ class Child {
 
  private:
   void Release();
+  static void ReleaseAll();  // at exit: every registered Child
+  void Register();
   pid_t pid_ = -1;
   pid_t served_ = -1;   // > 0 only when it is not pid_
   int served_fd_ = -1;  // pidfd of served_

@@ -6,7 +6,8 @@
 # then start on the same state directory) succeeds, and no started conclaved outlives the run.
 # Two wrappers: one waits for conclaved and exits with its status, one leaves it running and
 # exits at once. The soak's `--daemon` shares that harness: its SIGKILLs must reach the
-# conclaved that answers, or the next start finds the state directory locked.
+# conclaved that answers, or the next start finds the state directory locked. And a bench that
+# gives up half-way stops what it started.
 #   daemon_wrapper_test.sh BENCH CONCLAVED SOAK
 set -euo pipefail
 bench=$1
@@ -86,6 +87,23 @@ for shape in waits leaves; do
   grep -q "started through pid" "$tmp/err" || fail "$shape: the bench did not name the wrapper"
   echo "ok: bench through a wrapper that $shape: ${#started[@]} conclaved, measured and stopped"
 done
+
+# A bench that gives up (std::exit from a section: here the load section cannot run git) must
+# not leave the processes it started: its ping server and conclaved are killed on the way out.
+# The bench names its temporary root in its first line; nothing may still run with it in its
+# arguments (zombies aside).
+run env PATH=/nonexistent "$bench" --only load --reps 1 >"$tmp/out" 2>"$tmp/err"
+[ "$status" = 1 ] || fail "a bench without git exited $status, not 1: $(cat "$tmp/err")"
+grep -q "cannot make a git repository" "$tmp/err" || fail "the load section did not give up: $(cat "$tmp/err")"
+root=$(sed -n 's|^bench: conclaved pid [0-9]* serves \(.*\)/main/d.sock$|\1|p' "$tmp/err")
+[ -n "$root" ] || fail "the bench named no conclaved: $(cat "$tmp/err")"
+left=""
+for d in /proc/[0-9]*; do
+  [ "$(awk '{print $3}' "$d/stat" 2>/dev/null)" != Z ] || continue
+  tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -qF "$root/" && left="$left ${d#/proc/}"
+done
+[ -z "$left" ] || fail "a bench that gave up left pids$left running with $root"
+echo "ok: a bench that gives up stops its ping server and conclaved"
 
 # Two SIGKILLs at random moments, a restart after each, a SIGTERM at the end (exit 0 expected,
 # which the waiting wrapper passes on). The soak names each conclaved it adopted.
