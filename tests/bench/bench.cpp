@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   if (argc == 3) {
     const std::string mode = argv[1];
     if (mode == "--serve-callback-ping") return bench::ServeCallbackPing(argv[2]);
-    if (mode == "--serve-async-loop-health") return bench::ServeAsyncLoopHealth(argv[2]);
+    if (mode == "--serve-async-loop-health") return bench::ServeLoop(argv[2], true);
   }
   bench::Env env;
   env.daemon_bin = CONCLAVED_BIN;

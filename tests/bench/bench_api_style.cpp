@@ -7,23 +7,18 @@
 //                                        turns polling and hand each completion to the other;
 //   the bare loop server                 each call posted to an asio loop on the main thread,
 //                                        which finishes it (conclaved's structure);
-//   `bench --serve-async-loop-health S`  the same, with gRPC's default health service (a
-//                                        callback service, which conclaved registered until
-//                                        it served health on its own queue) beside it.
+//   `bench --serve-async-loop-health S`  the bare loop server with gRPC's default health
+//                                        service (a callback service, which conclaved
+//                                        registered until it served health on its own queue)
+//                                        beside it.
 // And conclaved's ListHandles (its cheapest call through the loop), for scale. Rows: round trip
 // p50 and the server's CPU per call (from /proc, over 6,000 calls a side per repetition,
 // alternated 200 at a time).
-#include <boost/asio/io_context.hpp>
 #include <cstdio>
 
 #include "bench_sections.h"
 
 namespace bench {
-
-int ServeAsyncLoopHealth(const std::string& socket) {
-  boost::asio::io_context io;
-  return ServeBareAsync(socket, "async loop", true, &io, [](BareCall* c) { c->Reply(); });
-}
 
 void RunApiStyle(Env& env) {
   struct Server {

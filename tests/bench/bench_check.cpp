@@ -9,17 +9,20 @@
 //     thread (its loop) runs SCHED_OTHER;
 //   - the callback ping does run nexting threads (so the check can tell the two apart);
 //   - the ping answers a call with an empty message;
-//   - the loop server parks a Wait, counts it in GetStatus, and answers it only when a Send
-//     comes, with OK.
+//   - the loop server parks a Wait: counts it in GetStatus, leaves it unanswered for 300 ms
+//     after, and answers it with OK once a Send comes.
 // The ctest entry `bench: the baseline servers ...` runs it.
 #include <sched.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "bench_sections.h"
 
@@ -47,9 +50,10 @@ Threads ReadThreads(pid_t pid) {
     std::string comm = line.substr(open + 1, close - open - 1);
     std::istringstream rest(line.substr(close + 2));
     std::string field;
-    for (int i = 3; i <= 41 && rest >> field; ++i) {
+    int i = 3;
+    for (; i <= 41 && rest >> field; ++i) {
     }
-    int policy = std::atoi(field.c_str());
+    int policy = i == 42 ? std::atoi(field.c_str()) : -1;  // -1: a stat line too short
     if (e.path().filename() == std::to_string(pid)) t.main_policy = policy;
     if (comm == "grpc-queue") {
       ++t.queue;
@@ -78,16 +82,27 @@ bool CheckAsyncStyle(const char* name, pid_t pid, bool loop) {
   return ok;
 }
 
-// A Wait on the loop server: parked until a Send, then answered OK.
+// The waiters the loop server counts; -1 when it does not answer within 2 s.
+int64_t Waiters(v1::Conclave::Stub& stub) {
+  auto ctx = Ctx(std::chrono::seconds(2));
+  v1::GetStatusRequest req;
+  v1::StatusReply resp;
+  if (!stub.GetStatus(ctx.get(), req, &resp).ok()) return -1;
+  auto it = resp.counts().find("waiters");
+  return it == resp.counts().end() ? 0 : it->second;
+}
+
+// A Wait on the loop server: parked until a Send, then answered OK. Every call has a deadline,
+// so a server that hangs fails the check instead of hanging it.
 bool CheckParkAndWake(v1::Conclave::Stub& stub) {
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
   grpc::Status status;
-  auto ctx = Ctx(std::chrono::seconds(30));
+  auto ctx = Ctx(std::chrono::seconds(20));
   v1::WaitRequest req;
   req.set_to("check");
-  req.set_timeout_ms(30000);
+  req.set_timeout_ms(20000);
   v1::WaitReply resp;
   stub.async()->Wait(ctx.get(), &req, &resp, [&](grpc::Status s) {
     std::lock_guard<std::mutex> lk(mu);
@@ -95,22 +110,32 @@ bool CheckParkAndWake(v1::Conclave::Stub& stub) {
     done = true;
     cv.notify_one();
   });
-  // Parked once the server counts it; the count is polled, with a deadline.
+  // Parked once the server counts it: polled every 2 ms (an interval, not a synchronisation),
+  // for at most 10 s.
   auto until = Clock::now() + std::chrono::seconds(10);
   int64_t waiters = 0;
-  while (Clock::now() < until && (waiters = Counts(stub)["waiters"]) < 1) {
+  while ((waiters = Waiters(stub)) < 1 && Clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   bool ok = Report(waiters == 1, "loop server: a Wait is counted as parked");
   {
-    std::lock_guard<std::mutex> lk(mu);
-    ok &= Report(!done, "loop server: the Wait is not answered before a Send");
+    // Still unanswered 300 ms after it was counted: parked, not answered late.
+    std::unique_lock<std::mutex> lk(mu);
+    bool early = cv.wait_for(lk, std::chrono::milliseconds(300), [&] { return done; });
+    ok &= Report(!early, "loop server: the Wait is not answered before a Send");
   }
-  ok &= Report(SendTo(stub, "check", "wake"), "loop server: a Send is answered");
+  {
+    auto send_ctx = Ctx(std::chrono::seconds(2));
+    v1::SendRequest send;
+    send.set_to("check");
+    v1::SendReply sent;
+    ok &= Report(stub.Send(send_ctx.get(), send, &sent).ok(), "loop server: a Send is answered");
+  }
   std::unique_lock<std::mutex> lk(mu);
-  bool woke = cv.wait_for(lk, std::chrono::seconds(10), [&] { return done; });
+  bool woke = cv.wait_for(lk, std::chrono::seconds(5), [&] { return done; });
   ok &= Report(woke && status.ok(), "loop server: the Send answers the parked Wait with OK");
   if (!woke) ctx->TryCancel();
-  cv.wait(lk, [&] { return done; });
+  cv.wait(lk, [&] { return done; });  // the callback has run (TryCancel ends the call)
   return ok;
 }
 
@@ -139,7 +164,7 @@ int CheckBaselines(const std::string& self) {
     ok &= Report(cb.nexting > 0, "callback ping: nexting threads seen (found " +
                                      std::to_string(cb.nexting) + ")");
     auto ping = Stub(servers[0].socket, 1);
-    auto ctx = Ctx();
+    auto ctx = Ctx(std::chrono::seconds(2));
     v1::GetStatusRequest req;
     v1::StatusReply resp;
     resp.set_pid(1);  // an empty reply clears it

@@ -11,7 +11,8 @@
 // So a round trip through it is a ping plus the hop to the loop and the reply finished from
 // the loop, and a wake through it is what a Send → Wait wake costs in that structure before
 // the daemon stores or checks anything. `bench --serve-loop SOCKET` runs it in a child process;
-// it ends on SIGTERM.
+// it ends on SIGTERM. `bench --serve-async-loop-health SOCKET` runs the same server with gRPC's
+// default health service registered beside it (the `api` section).
 #include <boost/asio/io_context.hpp>
 #include <vector>
 
@@ -27,10 +28,10 @@ bool EndsWith(const std::string& s, const char* tail) {
 
 }  // namespace
 
-int ServeLoop(const std::string& socket) {
+int ServeLoop(const std::string& socket, bool health) {
   boost::asio::io_context io;
   std::vector<BareCall*> parked;  // on the loop
-  return ServeBareAsync(socket, "loop", false, &io, [&parked](BareCall* c) {
+  return ServeBareAsync(socket, "loop", health, &io, [&parked](BareCall* c) {
     const std::string& m = c->method();
     if (EndsWith(m, "/Wait")) {
       parked.push_back(c);

@@ -34,9 +34,6 @@ void RunApiStyle(Env& env);
 // `bench --check-baselines` (bench_check.cpp): 0 when the ping and the loop server run in the
 // daemon's API style and the loop server parks a Wait until a Send; 1 (and why, on stderr) if not.
 int CheckBaselines(const std::string& self);
-// `bench --serve-async-loop-health SOCKET`: the loop of the bare loop server answering every
-// call, with gRPC's default health service beside it (bench_api_style.cpp).
-int ServeAsyncLoopHealth(const std::string& socket);
 // Rows: Send ack latency, throughput and daemon CPU per op at 1 and 16 clients.
 void RunSend(Env& env);
 // Rows: Send → parked Wait wake latency, of conclaved and of the bare loop server.

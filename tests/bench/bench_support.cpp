@@ -122,13 +122,14 @@ bool PidfdWait(int pidfd, Clock::time_point deadline) {
 
 namespace {
 
+// Both never destroyed: the atexit handler below may run after function-local statics end.
 std::mutex& LiveMutex() {
-  static std::mutex mu;
-  return mu;
+  static auto* mu = new std::mutex;
+  return *mu;
 }
 
 std::set<Child*>& LiveChildren() {
-  static auto* live = new std::set<Child*>;  // never destroyed: used from an atexit handler
+  static auto* live = new std::set<Child*>;
   return *live;
 }
 
@@ -141,13 +142,12 @@ void Child::Register() {
   LiveChildren().insert(this);
 }
 
+// Under the registry's lock, as ~Child's Release: a Child destroyed on another thread meanwhile
+// is either released here (before its destructor goes on) or already gone from the set.
 void Child::ReleaseAll() {
-  std::set<Child*> live;
-  {
-    std::lock_guard<std::mutex> lock(LiveMutex());
-    live.swap(LiveChildren());
-  }
-  for (Child* c : live) c->Release();
+  std::lock_guard<std::mutex> lock(LiveMutex());
+  for (Child* c : LiveChildren()) c->Release();
+  LiveChildren().clear();
 }
 
 Child::Child() { Register(); }
@@ -170,10 +170,8 @@ Child::Child(const std::vector<std::string>& argv, const std::string& log_path) 
 }
 
 Child::~Child() {
-  {
-    std::lock_guard<std::mutex> lock(LiveMutex());
-    LiveChildren().erase(this);
-  }
+  std::lock_guard<std::mutex> lock(LiveMutex());
+  LiveChildren().erase(this);
   Release();
 }
 

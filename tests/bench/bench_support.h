@@ -149,8 +149,9 @@ int ServePing(const std::string& socket);
 // API): `bench --serve-callback-ping S`, for the `api` section.
 int ServeCallbackPing(const std::string& socket);
 // The bare loop server (bench_loop_server.cpp): the ping server's calls posted into one asio
-// loop and finished from it; Wait parks, Send answers the parked. `bench --serve-loop S`.
-int ServeLoop(const std::string& socket);
+// loop and finished from it; Wait parks, Send answers the parked. `bench --serve-loop S`;
+// `health`: gRPC's default health service beside it (`bench --serve-async-loop-health S`).
+int ServeLoop(const std::string& socket, bool health = false);
 
 // One line of the result table: a figure over repetitions, and its bare baseline.
 struct Row {
