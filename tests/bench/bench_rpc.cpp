@@ -33,8 +33,9 @@ bool RegisterHandle(v1::Conclave::Stub& stub, const std::string& name) {
   return stub.RegisterHandle(ctx.get(), req, &resp).ok();
 }
 
-bool SendTo(v1::Conclave::Stub& stub, const std::string& to, const std::string& subject) {
-  auto ctx = Ctx();
+bool SendTo(v1::Conclave::Stub& stub, const std::string& to, const std::string& subject,
+            std::chrono::milliseconds timeout) {
+  auto ctx = Ctx(timeout);
   v1::SendRequest req;
   req.set_to(to);
   req.set_from("bench");
@@ -45,11 +46,13 @@ bool SendTo(v1::Conclave::Stub& stub, const std::string& to, const std::string& 
   return stub.Send(ctx.get(), req, &resp).ok();
 }
 
-std::map<std::string, int64_t> Counts(v1::Conclave::Stub& stub, int64_t* last_seq) {
-  auto ctx = Ctx();
+std::map<std::string, int64_t> Counts(v1::Conclave::Stub& stub, int64_t* last_seq,
+                                     std::chrono::milliseconds timeout, bool* answered) {
+  auto ctx = Ctx(timeout);
   v1::GetStatusRequest req;
   v1::StatusReply resp;
-  stub.GetStatus(ctx.get(), req, &resp);
+  bool ok = stub.GetStatus(ctx.get(), req, &resp).ok();
+  if (answered) *answered = ok;
   if (last_seq) *last_seq = resp.last_seq();
   return {resp.counts().begin(), resp.counts().end()};
 }

@@ -53,8 +53,12 @@ void RunReads(Env& env);
 // Latencies (µs) of n sequential calls of fn (fn returns false on failure: counted, reported).
 std::vector<double> TimeCalls(int n, const std::function<bool()>& fn);
 bool RegisterHandle(v1::Conclave::Stub& stub, const std::string& name);
-bool SendTo(v1::Conclave::Stub& stub, const std::string& to, const std::string& subject);
-std::map<std::string, int64_t> Counts(v1::Conclave::Stub& stub, int64_t* last_seq = nullptr);
+bool SendTo(v1::Conclave::Stub& stub, const std::string& to, const std::string& subject,
+            std::chrono::milliseconds timeout = std::chrono::seconds(30));
+// GetStatus's counts (empty, and *answered false, when the call fails).
+std::map<std::string, int64_t> Counts(v1::Conclave::Stub& stub, int64_t* last_seq = nullptr,
+                                     std::chrono::milliseconds timeout = std::chrono::seconds(30),
+                                     bool* answered = nullptr);
 // n times: park a Wait for `handle`, send it one message, time send-start → Wait returned (µs).
 std::vector<double> WakeLatencies(v1::Conclave::Stub& stub, const std::string& handle, int n);
 // Unary ping latencies (µs) against the bare server (a new channel, or the given stub's).
