@@ -163,25 +163,24 @@ class CallQueue {
   std::thread thread_;
 };
 
-template <class Req, class Resp>
-class UnaryCall final : public QueuedCall, public UnaryFinisher {
+// What every call shares: its context and tags, and its life on the queue's thread. The
+// request's completion runs the handler (Begin); the call is deleted once both its Finish and
+// its end (gRPC's done tag) have completed: OnCancel first if it was cancelled, OnDone last.
+// A call whose request comes back not ok (the server shutting down) has no done tag and is
+// deleted at once. The queue hears of the deletion after it, so nothing of the call is left
+// when CallQueue::Stop shuts the queue down.
+template <class Reactor>
+class CallLife : public QueuedCall {
  public:
-  UnaryCall(CallQueue* queue, const UnaryMethod<Req, Resp>* m) : queue_(queue), method_(m) {}
-  ~UnaryCall() override { queue_->Ended(); }
-  void Request() {
-    ctx_.AsyncNotifyWhenDone(&done_tag_);
-    method_->request(&ctx_, &req_, &responder_, &request_tag_);
-  }
-  void Proceed(CallOp op, bool ok) override {
+  void Proceed(CallOp op, bool ok) final {
     switch (op) {
       case CallOp::kRequest:
-        if (!ok) {  // the server is shutting down: no call, and no done tag
-          delete this;
-          return;
-        }
-        queue_->Next<UnaryCall>(method_);
-        reactor_ = method_->handle(&ctx_, &req_, &resp_);
+        if (!ok) return End();
+        reactor_ = Begin();
         return;
+      case CallOp::kWrite:
+        WriteDone(ok);
+        return;  // (a call with a write in flight is never deleted: its Finish waits for it)
       case CallOp::kFinish:
         finished_ = true;
         break;
@@ -189,13 +188,46 @@ class UnaryCall final : public QueuedCall, public UnaryFinisher {
         ended_ = true;
         if (ctx_.IsCancelled() && reactor_) reactor_->OnCancel();
         break;
-      case CallOp::kWrite:
-        return;
     }
     if (finished_ && ended_) {
       if (reactor_) reactor_->OnDone();
-      delete this;
+      End();
     }
+  }
+
+ protected:
+  CallLife(CallQueue* queue, UnaryFinisher* unary, void* stream)
+      : queue_(queue), ctx_(unary, stream) {}
+  // On the request's completion: asks for the method's next call and runs the handler.
+  virtual Reactor* Begin() = 0;
+  // A write completed (server-streaming calls).
+  virtual void WriteDone(bool /*ok*/) {}
+  Reactor* reactor() const { return reactor_; }
+
+  CallQueue* const queue_;
+  CallContext ctx_;
+  CallTag request_tag_{this, CallOp::kRequest};
+  CallTag finish_tag_{this, CallOp::kFinish};
+  CallTag done_tag_{this, CallOp::kDone};
+
+ private:
+  void End() {
+    CallQueue* queue = queue_;
+    delete this;
+    queue->Ended();
+  }
+  Reactor* reactor_ = nullptr;
+  bool finished_ = false, ended_ = false;  // queue's thread only
+};
+
+template <class Req, class Resp>
+class UnaryCall final : public UnaryFinisher, public CallLife<UnaryReactor> {
+ public:
+  UnaryCall(CallQueue* queue, const UnaryMethod<Req, Resp>* m)
+      : CallLife<UnaryReactor>(queue, this, nullptr), method_(m) {}
+  void Request() {
+    ctx_.AsyncNotifyWhenDone(&done_tag_);
+    method_->request(&ctx_, &req_, &responder_, &request_tag_);
   }
   void FinishUnary(const grpc::Status& s) override {
     if (s.ok()) {
@@ -206,61 +238,31 @@ class UnaryCall final : public QueuedCall, public UnaryFinisher {
   }
 
  private:
-  CallQueue* queue_;
+  UnaryReactor* Begin() override {
+    queue_->Next<UnaryCall>(method_);
+    return method_->handle(&ctx_, &req_, &resp_);
+  }
+
   const UnaryMethod<Req, Resp>* method_;
-  CallContext ctx_{this, nullptr};
   Req req_;
   Resp resp_;
   grpc::ServerAsyncResponseWriter<Resp> responder_{&ctx_};
-  UnaryReactor* reactor_ = nullptr;
-  bool finished_ = false, ended_ = false;  // queue's thread only
-  CallTag request_tag_{this, CallOp::kRequest};
-  CallTag finish_tag_{this, CallOp::kFinish};
-  CallTag done_tag_{this, CallOp::kDone};
 };
 
 template <class Req, class T>
-class StreamCall final : public QueuedCall, public WriteStream<T> {
+class StreamCall final : public WriteStream<T>, public CallLife<WriteReactor<T>> {
+  using Life = CallLife<WriteReactor<T>>;
+  using Life::ctx_;
+  using Life::done_tag_;
+  using Life::finish_tag_;
+  using Life::request_tag_;
+
  public:
-  StreamCall(CallQueue* queue, const StreamMethod<Req, T>* m) : queue_(queue), method_(m) {}
-  ~StreamCall() override { queue_->Ended(); }
+  StreamCall(CallQueue* queue, const StreamMethod<Req, T>* m)
+      : Life(queue, nullptr, static_cast<WriteStream<T>*>(this)), method_(m) {}
   void Request() {
     ctx_.AsyncNotifyWhenDone(&done_tag_);
     method_->request(&ctx_, &req_, &writer_, &request_tag_);
-  }
-  void Proceed(CallOp op, bool ok) override {
-    switch (op) {
-      case CallOp::kRequest:
-        if (!ok) {
-          delete this;
-          return;
-        }
-        queue_->Next<StreamCall>(method_);
-        reactor_ = method_->handle(&ctx_, &req_);
-        return;
-      case CallOp::kWrite: {
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          writing_ = false;
-          // A Finish that came while the write was in flight goes out now.
-          if (deferred_) writer_.Finish(*deferred_, &finish_tag_);
-          deferred_.reset();
-        }
-        if (reactor_) reactor_->OnWriteDone(ok);
-        return;  // (a call with a write in flight is never deleted: its Finish waits for it)
-      }
-      case CallOp::kFinish:
-        finished_ = true;
-        break;
-      case CallOp::kDone:
-        ended_ = true;
-        if (ctx_.IsCancelled() && reactor_) reactor_->OnCancel();
-        break;
-    }
-    if (finished_ && ended_) {
-      if (reactor_) reactor_->OnDone();
-      delete this;
-    }
   }
   // After Finish (or StartWriteAndFinish) nothing more starts: a reactor's late write or
   // second finish is dropped, never an op on a call that may be gone. One write in flight
@@ -290,21 +292,29 @@ class StreamCall final : public QueuedCall, public WriteStream<T> {
   }
 
  private:
-  CallQueue* queue_;
+  WriteReactor<T>* Begin() override {
+    this->queue_->template Next<StreamCall>(method_);
+    return method_->handle(&ctx_, &req_);
+  }
+  void WriteDone(bool ok) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      writing_ = false;
+      // A Finish that came while the write was in flight goes out now.
+      if (deferred_) writer_.Finish(*deferred_, &finish_tag_);
+      deferred_.reset();
+    }
+    if (this->reactor()) this->reactor()->OnWriteDone(ok);
+  }
+
   const StreamMethod<Req, T>* method_;
-  CallContext ctx_{nullptr, static_cast<WriteStream<T>*>(this)};
   Req req_;
   grpc::ServerAsyncWriter<T> writer_{&ctx_};
-  WriteReactor<T>* reactor_ = nullptr;
   std::mutex mu_;
-  bool writing_ = false;                   // under mu_
-  bool finishing_ = false;                 // under mu_: Finish started or deferred
-  std::optional<grpc::Status> deferred_;   // under mu_
-  bool finished_ = false, ended_ = false;  // queue's thread only
-  CallTag request_tag_{this, CallOp::kRequest};
+  bool writing_ = false;                  // under mu_
+  bool finishing_ = false;                // under mu_: Finish started or deferred
+  std::optional<grpc::Status> deferred_;  // under mu_
   CallTag write_tag_{this, CallOp::kWrite};
-  CallTag finish_tag_{this, CallOp::kFinish};
-  CallTag done_tag_{this, CallOp::kDone};
 };
 
 }  // namespace conclave::api
