@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "store/database.h"
+#include "store/wal_write_vfs.h"
 
 namespace conclave::store {
 namespace {
@@ -16,7 +17,7 @@ WalCheckpointer::WalCheckpointer(const std::string& path, bool synchronous_full,
                                  int threshold_pages)
     : threshold_(threshold_pages) {
   int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+                           WalWriteVfsName());
   if (rc != SQLITE_OK) {
     std::string msg = "cannot open the checkpoint connection to " + path + ": " +
                       (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));

@@ -303,7 +303,15 @@ int CurrentTimeInt64(sqlite3_vfs*, sqlite3_int64* out) {
 }
 
 void Register() {
-  g_base = sqlite3_vfs_find(nullptr);
+  // SQLite's own "unix" VFS in its process-exclusive flavour ("unix-excl"): the first lock
+  // on a database takes a write lock on the file for the whole process, held until the last
+  // connection closes, and the wal-index lives in the heap instead of the -shm file. The
+  // daemon's connections (loop, checkpointer, snapshot reader) still share the database as
+  // before, through SQLite's in-process lock table, but no lock is a system call any more
+  // (four fcntl calls a commit), and no other process opens the database while conclaved
+  // runs ("database is locked"). A test that made another VFS the default keeps it.
+  sqlite3_vfs* def = sqlite3_vfs_find(nullptr);
+  g_base = def && std::strcmp(def->zName, "unix") == 0 ? sqlite3_vfs_find("unix-excl") : def;
   if (!g_base || g_base->iVersion < 2 || !g_base->xCurrentTimeInt64) std::abort();
   g_db_methods = sqlite3_io_methods{3, Close, Read, Write, Truncate, Sync, FileSize, Lock, DbUnlock,
                                     CheckReservedLock, FileControl, SectorSize,

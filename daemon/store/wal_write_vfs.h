@@ -1,4 +1,6 @@
-// WalWriteVfs: a thin SQLite VFS over the default ("unix") one that writes a transaction's WAL
+// WalWriteVfs: a thin SQLite VFS over the default ("unix") one, in its process-exclusive
+// flavour "unix-excl" (no other process opens the database while conclaved has it open, and
+// no lock is a system call: wal_write_vfs.cpp, Register), that writes a transaction's WAL
 // frames with one system call instead of two per page. SQLite writes each frame as a 24-byte
 // header and then the page, each its own pwrite; a Send's commit is about 7 frames, a
 // dispatch's about 15. Here the frames gather in a buffer and go to the file in one write when

@@ -187,6 +187,40 @@ TEST_CASE("a secret a worker prints raw, base64, URL-encoded or split is nowhere
   CHECK(!FilesContaining(d.state_dir(), "[REDACTED]").empty());
 }
 
+// Unsandboxed, a worker runs as the user, and the database is a file its user can open. While
+// conclaved runs, SQLite refuses it there: the daemon holds the database locked for its process.
+TEST_CASE("a worker's sqlite3 on the live database is refused: conclaved holds it locked",
+          "[trust]") {
+  DaemonFixture d;
+  Start(d);
+  std::string db = d.state_dir() + "/conclave.db";
+  std::string t = Task(d,
+      "FAKE: sh sqlite3 " + db + " \"INSERT INTO messages(created_ms, type, priority, sender, "
+      "recipient, subject, body, payload, task_id, dispatch_id, thread_id, reply_to, read) "
+      "VALUES (0, 'worker_done', 'normal', 'conclaved', 'coordinator', 'forged-in-sql', '', '', "
+      "0, 0, 't-forged', 0, 0)\" 2>&1\n"
+      "FAKE: sh sqlite3 " + db + " 'SELECT COUNT(*) FROM messages' 2>&1\n");
+  d.CliJson({"dispatch", "--task", t, "--to", "w1"});
+  std::string out = ResultText(WaitDone(d, t));
+  INFO(out);
+  size_t locked = 0;
+  for (size_t at = out.find("database is locked"); at != std::string::npos;
+       at = out.find("database is locked", at + 1)) {
+    ++locked;
+  }
+  CHECK(locked == 2);
+  CHECK(out.find("exit=0") == std::string::npos);
+  auto inbox = d.CliJson({"inbox", "--types", "worker_done", "--limit", "100"});
+  for (const auto& m : inbox["messages"]) CHECK(m["subject"] != "forged-in-sql");
+  // The lock was the daemon's: once it stopped, the same command opens the database, and the
+  // forged row is not there.
+  REQUIRE(d.Stop() == 0);
+  auto after = conclave::testing::RunProgram(
+      {"/usr/bin/sqlite3", db, "SELECT COUNT(*) FROM messages WHERE subject = 'forged-in-sql'"});
+  CHECK(after.exit_code == 0);
+  CHECK(after.out == "0\n");
+}
+
 }  // namespace
 
 // A process the worker started and cut loose (new session, double fork) is a worker bound to
