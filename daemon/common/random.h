@@ -1,4 +1,5 @@
-// Random identifiers (thread ids, dispatch tokens) and jitter, from the kernel's CSPRNG.
+// Random identifiers (thread ids, dispatch tokens) and jitter, from the kernel's CSPRNG (a
+// per-thread pool of its bytes, each handed out once: random.cpp). Any thread.
 #pragma once
 
 #include <cstdint>
