@@ -202,7 +202,8 @@ Database::Database(const std::string& path, const Options& options) : path_(path
       int64_t pages = int64_t{options.checkpoint_kib} * 1024 / FilePageBytes(db_);
       checkpointer_ = std::make_unique<WalCheckpointer>(
           path, options.synchronous_full,
-          static_cast<int>(std::clamp<int64_t>(pages, 1, std::numeric_limits<int>::max())));
+          static_cast<int>(std::clamp<int64_t>(pages, 1, std::numeric_limits<int>::max())),
+          std::chrono::milliseconds(std::max(0, options.checkpoint_pace_ms)));
       sqlite3_wal_hook(db_, OnWalCommit, checkpointer_.get());
     }
   } catch (...) {

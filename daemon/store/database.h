@@ -104,6 +104,8 @@ class Database {
     // rewritten by many commits are copied once per checkpoint, and checkpoints (with their
     // fsyncs) are rare.
     int checkpoint_kib = 16384;
+    // The least time between two of the checkpointer's rounds (store/wal_checkpointer.h).
+    int checkpoint_pace_ms = 250;
     // Page cache of the loop's connection, in KiB.
     int cache_kib = 32768;
     // A reader beside the loop's connection (service/SnapshotReader): the file must exist and

@@ -14,8 +14,8 @@ constexpr auto kRetryPause = std::chrono::milliseconds(20);
 }  // namespace
 
 WalCheckpointer::WalCheckpointer(const std::string& path, bool synchronous_full,
-                                 int threshold_pages)
-    : threshold_(threshold_pages) {
+                                 int threshold_pages, std::chrono::milliseconds pace)
+    : threshold_(threshold_pages), pace_(pace) {
   int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
                            WalWriteVfsName());
   if (rc != SQLITE_OK) {
@@ -78,6 +78,8 @@ void WalCheckpointer::Run() {
       if (stopping) break;
     }
     lk.lock();
+    // The pace (see the header): requests that come meanwhile wait for the next round.
+    if (cv_.wait_for(lk, pace_, [this] { return stop_; })) return;
   }
 }
 

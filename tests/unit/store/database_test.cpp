@@ -262,6 +262,38 @@ TEST_CASE("the background checkpointer folds the WAL back, and nothing committed
   CHECK(Rows(again) == 1200);
 }
 
+// Under a steady stream of commits the WAL stays past the threshold and every commit asks for
+// a checkpoint; rounds are paced, so those requests wait for the next round instead of each
+// starting one (with its two fsyncs). Stopping does not wait out the pace.
+TEST_CASE("the checkpointer paces its rounds: commits past the threshold meanwhile wait",
+          "[store]") {
+  store::Database::Options opts;
+  opts.checkpoint_kib = 64;
+  opts.checkpoint_pace_ms = 3600 * 1000;
+  TempDb t(false, opts);
+  t.db->Exec("CREATE TABLE t(x INTEGER, pad TEXT)");
+  std::string pad(3000, 'p');
+  int rows = 0;
+  auto commit = [&] {
+    t.db->Begin();
+    t.db->Prepare("INSERT INTO t VALUES (?, ?)").Bind(1, rows++).Bind(2, pad).Run();
+    t.db->Commit();
+  };
+  // Past the threshold (64 KiB of 1 KiB pages): the first round starts at once.
+  for (int i = 0; i < 40; ++i) commit();
+  REQUIRE(PollUntil([&] { return t.db->checkpoints() > 0; }, std::chrono::seconds(20)));
+  const int64_t first = t.db->checkpoints();
+  // Each of these commits leaves the WAL past the threshold and asks again; unpaced, the thread
+  // ran round after round through them.
+  for (int i = 0; i < 400; ++i) commit();
+  CHECK(t.db->checkpoints() == first);
+  // Closing stops the thread in its pace (an unstoppable pace would hang here) and keeps
+  // every commit.
+  t.db.reset();
+  store::Database again(t.path(), {});
+  CHECK(Rows(again) == rows);
+}
+
 // SQLite 3.40.1 (Debian 12's) loses a commit on recovery when a transaction spilled pages to
 // the WAL, rewrote a spilled page after a SAVEPOINT, and then rolled back to it: the frames it
 // appends afterwards keep zero checksums (sqlite3WalSavepointUndo leaves iReCksum past the
