@@ -106,6 +106,12 @@ conclave::StatusOr<std::unique_ptr<conclave::store::Database>> OpenStore(
     opts.synchronous_full = c.synchronous_full;
     db = std::make_unique<store::Database>(c.database_path, opts);
   } catch (const store::StoreError& e) {
+    if (store::IsLocked(e)) {
+      return Status(Code::kUnavailable,
+                    c.database_path + " is open in another process (" + e.what() +
+                        "): conclaved keeps its database to itself while it runs; close that "
+                        "process (a sqlite3 shell, another tool) and start conclaved again");
+    }
     return Status(Code::kUnavailable, e.what());
   }
   if (!store::SqliteAllocatorInstalled()) {

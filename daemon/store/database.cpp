@@ -64,6 +64,8 @@ int OnWalCommit(void* arg, sqlite3*, const char*, int pages) {
 }
 }  // namespace
 
+bool IsLocked(const StoreError& e) { return (e.sqlite_code() & 0xff) == SQLITE_BUSY; }
+
 void CheckSqlite(sqlite3* db, int rc, std::string_view what) {
   if (rc == SQLITE_OK || rc == SQLITE_ROW || rc == SQLITE_DONE) return;
   std::string msg(what);

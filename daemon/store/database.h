@@ -39,6 +39,10 @@ class StoreError : public std::runtime_error {
   int sqlite_code_;
 };
 
+// True when e means the database is locked: held by another connection past the busy timeout
+// (at open, another process: conclaved holds its database to itself, see store/wal_write_vfs).
+bool IsLocked(const StoreError& e);
+
 // The idle compiled statements of one SQL text (the cache's slot for it).
 struct StatementSlot {
   std::vector<sqlite3_stmt*> idle;

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -380,6 +381,31 @@ TEST_CASE("a database written by a newer Conclave is refused with a clear error"
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("newer") != std::string::npos);
   CHECK(r.err.find("999") != std::string::npos);
+}
+
+// conclaved keeps its database to itself (store/wal_write_vfs): another process that holds it
+// open, a sqlite3 shell left on it, keeps conclaved from starting, and the error says so.
+TEST_CASE("conclaved will not start beside another process holding its database and says why",
+          "[messaging]") {
+  DaemonFixture d;
+  d.Start();
+  d.Stop();
+  sqlite3* other = nullptr;
+  REQUIRE(sqlite3_open((d.state_dir() + "/conclave.db").c_str(), &other) == SQLITE_OK);
+  // One read: in WAL mode the connection keeps its shared lock on the file from then on.
+  REQUIRE(sqlite3_exec(other, "SELECT COUNT(*) FROM handles", nullptr, nullptr, nullptr) ==
+          SQLITE_OK);
+  // Bounded: a conclaved that started anyway would serve until stopped (timeout's exit 124).
+  RunResult r = conclave::testing::RunProgram({"/usr/bin/timeout", "60", CONCLAVED_BIN, "--state-dir",
+                                               d.state_dir(), "--listen", "unix:" + d.socket(),
+                                               "--profiles", d.profiles_dir()});
+  sqlite3_close(other);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("conclave.db is open in another process") != std::string::npos);
+  CHECK(r.err.find("database is locked") != std::string::npos);
+  // Once that process let go, conclaved starts on the same database.
+  d.Start();
+  CHECK(d.CliJson({"status"})["schema_version"].get<int>() > 0);
 }
 
 TEST_CASE("a loopback TCP listener requires the bearer token", "[messaging]") {
