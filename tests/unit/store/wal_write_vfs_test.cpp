@@ -44,7 +44,10 @@ std::string One(sqlite3* db, const std::string& sql) {
   return out;
 }
 
-// A plain connection through SQLite's default VFS, as another process would have.
+// A plain connection through SQLite's default VFS, reading the WAL through its own file
+// descriptor: what it sees is what the file holds. (In this process it shares SQLite's lock
+// table and the heap wal-index with the VFS's connection; another process could not open the
+// database at all while that connection holds it: store/wal_write_vfs.cpp, Register.)
 struct Plain {
   sqlite3* db = nullptr;
   explicit Plain(const std::string& path) {
