@@ -7,7 +7,7 @@
 // Rounds are paced: the next starts no sooner than `pace` after the last one ended. Under a
 // steady stream of commits the WAL cannot restart (the writer appends while a round copies),
 // so it stays past the threshold and every commit asks again; unpaced, the thread ran a round
-// (two fsyncs) after nearly every commit — 200 fsyncs a second, and ~17% of the daemon's CPU
+// (two fsyncs) after nearly every commit — 111-208 fsyncs a second, and ~17% of the daemon's CPU
 // with one client sending. Paced, what a round copies is each hot page once, and once the
 // writes stop the next round folds everything and the next write restarts the WAL.
 // Durability is unchanged: a commit is in the WAL before it is acknowledged, exactly as with
