@@ -241,6 +241,13 @@ void MessagingService::Reply(const domain::Caller& caller, int64_t seq, const st
 Status MessagingService::ValidateFilter(const domain::MessageFilter& f) {
   if (f.types.size() > 64) return InvalidArgument("types: at most 64");
   if (f.task_ids.size() > 1000) return InvalidArgument("task_ids: at most 1000");
+  for (int64_t t : f.task_ids) {
+    // The task index holds only the messages of a task (migration 0016).
+    if (t == 0) {
+      return InvalidArgument("task_ids: 0 is no task (a message sent outside any task carries "
+                             "0); leave task_ids empty to match messages of any task or none");
+    }
+  }
   for (const auto& t : f.types) {
     if (!domain::IsMessageType(t)) return InvalidArgument("types: unknown type '" + t + "'");
   }

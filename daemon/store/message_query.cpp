@@ -118,6 +118,9 @@ std::string BuildSql(const QueryShape& shape) {
   // Conditions every arm shares.
   std::string common = " WHERE seq > ?1";
   if (shape.tasks_json) common += " AND task_id IN (SELECT value FROM json_each(?6))";
+  // messages_task holds only a task's messages (migration 0016): its condition, for SQLite to
+  // take it. Task 0 (none) is refused in a filter before it gets here.
+  if (shape.index == 1) common += " AND task_id != 0";
   if (shape.to) common += " AND recipient = ?3";
   if (shape.from) common += " AND sender = ?4";
   if (shape.one_type) common += " AND type = ?5";

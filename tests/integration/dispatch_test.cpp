@@ -501,6 +501,11 @@ TEST_CASE("hostile worker output: invalid UTF-8 is stored safely and every view 
   RunResult huge = d.Cli(args);
   CHECK(huge.exit_code == 1);
   CHECK(huge.err.find("task_ids") != std::string::npos);
+  // Task 0 is no task (the task index holds only tasks' messages): refused, not answered
+  // with nothing. Beside a real task too.
+  RunResult zero = d.Cli({"wait", "--task", id, "--task", "0", "--timeout-ms", "10"});
+  CHECK(zero.exit_code == 1);
+  CHECK(zero.err.find("task_ids: 0 is no task") != std::string::npos);
   CHECK(d.Cli({"status"}).exit_code == 0);
 }
 
