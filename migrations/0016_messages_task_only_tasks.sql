@@ -1,6 +1,6 @@
 -- A task's index holds only the messages of a task.
 --
--- Since 0009 every message had an entry in messages_task, the many sent outside any task
+-- Since 0001 every message had an entry in messages_task, the many sent outside any task
 -- (task_id 0: handles talking to each other) too. No query reads those entries: a filter's
 -- task ids name tasks, and 0 names none (MessagingService::ValidateFilter refuses it since
 -- this migration), so the task arms of store/message_query.cpp say `task_id != 0`, the

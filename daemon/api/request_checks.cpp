@@ -102,15 +102,15 @@ struct FieldRule {
 const std::vector<FieldRule>& RulesOf(const pb::Descriptor* d) {
   // Per thread: the queue's thread checks every request; no lock for the few descriptors.
   thread_local std::unordered_map<const pb::Descriptor*, std::vector<FieldRule>> rules;
-  auto [it, added] = rules.try_emplace(d);
-  if (added) {
-    for (int k = 0; k < d->field_count(); ++k) {
-      const pb::FieldDescriptor* f = d->field(k);
-      it->second.push_back(
-          {f, StringLimit(f), EndsWith(f->name(), "_json"), IntMax(f), MinusOneAllowed(f)});
-    }
+  auto it = rules.find(d);
+  if (it != rules.end()) return it->second;
+  std::vector<FieldRule> made;  // whole before it is kept: a half-built table would skip fields
+  for (int k = 0; k < d->field_count(); ++k) {
+    const pb::FieldDescriptor* f = d->field(k);
+    made.push_back(
+        {f, StringLimit(f), EndsWith(f->name(), "_json"), IntMax(f), MinusOneAllowed(f)});
   }
-  return it->second;
+  return rules.emplace(d, std::move(made)).first->second;
 }
 
 Status CheckString(const FieldRule& rule, const std::string& v) {

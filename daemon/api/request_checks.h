@@ -5,7 +5,7 @@
 // nested at most 64 deep; numbers are not negative (but a documented -1) and within their
 // field's cap (limit 10000, timeout_s 30 days, cap 10, ..., nothing beyond 2^53); doubles are
 // finite and >= 0; a repeated field has at most 10000 entries. The error is INVALID_ARGUMENT
-// naming the field. Pure; any thread.
+// naming the field. Any thread (each keeps a table of each request type's field rules).
 #pragma once
 
 #include <google/protobuf/message.h>

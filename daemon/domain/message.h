@@ -1,6 +1,7 @@
 // MessageRecord: one delivery of a message (a group send makes one per recipient).
 // MessageFilter: what a Wait / Watch / Inbox asks for; Matches() is the in-memory twin of the
-// SQL the store builds from the same filter, so waking a waiter and querying agree.
+// SQL the store builds from the same filter, so waking a waiter and querying agree (for a
+// filter MessagingService::ValidateFilter admits: its task ids name tasks, none is 0).
 #pragma once
 
 #include <cstdint>
@@ -33,7 +34,7 @@ struct MessageFilter {
   std::vector<std::string> types;  // empty = any
   std::string to;                  // empty = any recipient
   std::string from;                // empty = any sender
-  std::vector<int64_t> task_ids;   // empty = any
+  std::vector<int64_t> task_ids;   // empty = any; never 0 (no task: the store matches none)
   bool unread_only = false;
 
   bool Matches(const MessageRecord& m) const;

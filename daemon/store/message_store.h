@@ -19,7 +19,9 @@ class MessageStore {
   void Insert(domain::MessageRecord& m);
   std::optional<domain::MessageRecord> Get(int64_t seq);
 
-  // Messages with seq > after_seq matching the filter, oldest first.
+  // Messages with seq > after_seq matching the filter, oldest first. A task id of the filter
+  // matches only that task's messages, so 0 (no task) none: the task index holds only tasks'
+  // (migration 0016); MessagingService::ValidateFilter refuses it.
   std::vector<domain::MessageRecord> After(const domain::MessageFilter& filter, int64_t after_seq,
                                            int limit);
   // Newest first.

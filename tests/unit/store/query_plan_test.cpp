@@ -104,7 +104,7 @@ void ExerciseEveryQuery(store::Database& db) {
     for (const std::string to : {"", "h", "x"}) {
       for (const std::string from : {"", "a"}) {
         std::vector<int64_t> many(40);
-        for (int64_t i = 0; i < 40; ++i) many[i] = i;
+        for (int64_t i = 0; i < 40; ++i) many[i] = i + 1;  // task ids (0 is no task)
         for (const auto& ids : std::vector<std::vector<int64_t>>{{}, {1}, {1, 2}, many}) {
           for (bool unread : {false, true}) {
             domain::MessageFilter f{types, to, from, ids, unread};
