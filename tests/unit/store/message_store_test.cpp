@@ -58,6 +58,29 @@ TEST_CASE("cursors: seq grows monotonically and After() resumes exactly", "[stor
   CHECK(ms.LastSeq() == seqs.back());
 }
 
+TEST_CASE("the task index holds an entry for each message of a task and none for the rest",
+          "[store]") {
+  TempDb t;
+  REQUIRE(store::ApplyMigrations(*t.db, store::EmbeddedMigrations()).ok());
+  store::MessageStore ms(*t.db);
+  for (int i = 0; i < 30; ++i) {
+    auto m = Msg("h", "status", i % 10 == 0 ? 7 : 0);  // 3 of a task, 27 outside any
+    ms.Insert(m);
+  }
+  // dbstat counts the cells of the index's own pages: its entries, not what a query returns.
+  auto entries = [&](const char* index) {
+    auto st = t.db->Prepare(std::string("SELECT COALESCE(SUM(ncell), 0) FROM dbstat ") +
+                            "WHERE name = '" + index + "' AND pagetype = 'leaf'");
+    st.Step();
+    return st.Int(0);
+  };
+  CHECK(entries("messages_task") == 3);
+  CHECK(entries("messages_to") == 30);  // the others hold every message
+  domain::MessageFilter f;
+  f.task_ids = {7};
+  CHECK(ms.After(f, 0, 100).size() == 3);
+}
+
 TEST_CASE("TakeUnread marks read unless peeking", "[store]") {
   TempDb t;
   REQUIRE(store::ApplyMigrations(*t.db, store::EmbeddedMigrations()).ok());
