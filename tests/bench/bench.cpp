@@ -2,7 +2,7 @@
 // (a bare gRPC ping server of the same build and API style on a unix socket; posix_spawn +
 // waitpid), over repetitions (min / median / max). It starts its own ping server and conclaved
 // on temporary directories, prints a Markdown table on stdout (progress on stderr), and
-// asserts nothing. The unary and wake sections also measure a bare loop server
+// asserts nothing. The unary, send and wake sections also measure a bare loop server
 // (bench_loop_server.cpp): the daemon's structure — calls posted to one asio loop and finished
 // from it — with no store.
 //   bench [--daemon PATH] [--reps N] [--only a,b] [--messages N] [--idle-s S]
@@ -106,7 +106,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench: the ping server did not start\n");
     return 1;
   }
-  if (only.empty() || only.count("unary") || only.count("wake") || only.count("api")) {
+  if (only.empty() || only.count("unary") || only.count("send") || only.count("wake") ||
+      only.count("api")) {
     env.loop_socket = env.root + "/loop.sock";
     env.loop = bench::Child({env.self, "--serve-loop", env.loop_socket}, env.root + "/loop.log");
     if (!bench::WaitUntilServing(env.loop_socket, std::chrono::seconds(30))) {

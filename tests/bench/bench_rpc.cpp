@@ -1,5 +1,6 @@
 // Bench sections over plain RPCs: unary round trips, Send latency/throughput/CPU, Send → Wait
-// wake latency, and 10k parked Waits. Each repetition measures the bare ping server too.
+// wake latency, and 10k parked Waits. Each repetition measures the bare ping server too, and the
+// unary, send and wake sections the bare loop server (bench_loop_server.cpp).
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -236,6 +237,13 @@ void RunSend(Env& env) {
           Percentile(ping.latencies, 99), false);
       add("Send throughput, " + n, "/s", send.qps, ping.qps, true);
       add("daemon CPU per Send, " + n, "µs", send.cpu_per_op_us, ping.cpu_per_op_us, false);
+      // The daemon's structure with no store, in the same run: what the hop to a loop and the
+      // reply finished from it cost on their own, out of the daemon's figures above.
+      if (!env.loop.alive()) continue;
+      LoadResult loop = SendLoad(env.loop_socket, env.loop.pid(), threads, kSeconds);
+      add("bare loop server (no store): Send throughput, " + n, "/s", loop.qps, ping.qps, true);
+      add("bare loop server (no store): CPU per Send, " + n, "µs", loop.cpu_per_op_us,
+          ping.cpu_per_op_us, false);
     }
   }
 }
