@@ -4,7 +4,8 @@
 // on temporary directories, prints a Markdown table on stdout (progress on stderr), and
 // asserts nothing. The unary, send and wake sections also measure a bare loop server
 // (bench_loop_server.cpp): the daemon's structure — calls posted to one asio loop and finished
-// from it — with no store.
+// from it — with no store; the send and wake sections the same with the daemon's store behind
+// its Send.
 //   bench [--daemon PATH] [--reps N] [--only a,b] [--messages N] [--idle-s S]
 //   bench --check-baselines   (bench_check.cpp: the baseline servers are what the bench
 //                             takes them for; exit 1 if not)
@@ -53,8 +54,11 @@ int main(int argc, char** argv) {
   conclave::ProductionRuntime();
   if (argc == 3 && std::string(argv[1]) == "--serve-ping") return bench::ServePing(argv[2]);
   if (argc == 3 && std::string(argv[1]) == "--serve-loop") return bench::ServeLoop(argv[2]);
+  if (argc == 4 && std::string(argv[1]) == "--serve-loop-store") {
+    return bench::ServeLoopStore(argv[2], argv[3]);
+  }
   if (argc == 2 && std::string(argv[1]) == "--check-baselines") {
-    return bench::CheckBaselines(std::filesystem::read_symlink("/proc/self/exe"));
+    return bench::CheckBaselines(std::filesystem::read_symlink("/proc/self/exe"), CONCLAVED_BIN);
   }
   if (argc == 3) {
     const std::string mode = argv[1];
@@ -115,6 +119,20 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  if (only.empty() || only.count("send") || only.count("wake")) {
+    // Its database is one conclaved created (schema, indexes, settings), then left.
+    bench::Daemon maker;
+    maker.StartNew(env.daemon_bin, env.root + "/loop-store");
+    maker.Stop();
+    env.loop_store_socket = env.root + "/loop-store.sock";
+    env.loop_store = bench::Child(
+        {env.self, "--serve-loop-store", env.loop_store_socket, maker.db_path()},
+        env.root + "/loop-store.log");
+    if (!bench::WaitUntilServing(env.loop_store_socket, std::chrono::seconds(30))) {
+      std::fprintf(stderr, "bench: the loop server with the store did not start\n");
+      return 1;
+    }
+  }
   env.daemon.StartNew(env.daemon_bin, env.root + "/main");
 
   // A shared VM's noise has a measurable part: the time this guest's vCPUs were ready to run
@@ -135,6 +153,7 @@ int main(int argc, char** argv) {
   env.daemon.Stop();
   env.ping.Stop();
   if (env.loop.alive()) env.loop.Stop();
+  if (env.loop_store.alive()) env.loop_store.Stop();
 
   std::printf("%s", env.table.Markdown().c_str());
   std::printf("\n`%s` — %d repetitions; %ld CPUs; conclaved: %s\n", command.c_str(), env.reps,

@@ -10,7 +10,10 @@
 //   - the callback ping does run nexting threads (so the check can tell the two apart);
 //   - the ping answers a call with an empty message;
 //   - the loop server parks a Wait: counts it in GetStatus, leaves it unanswered for 300 ms
-//     after, and answers it with OK once a Send comes.
+//     after, and answers it with OK once a Send comes;
+//   - the loop server with the daemon's store is of the same style, parks and wakes the same
+//     way, and writes every Send it answered into its database (counted after it is stopped,
+//     through the daemon's own store, as a restarted conclaved would read it).
 // The ctest entry `bench: the baseline servers ...` runs it.
 #include <sched.h>
 
@@ -24,6 +27,7 @@
 #include <sstream>
 
 #include "bench_sections.h"
+#include "store/database.h"
 
 namespace bench {
 namespace {
@@ -83,7 +87,7 @@ bool CheckAsyncStyle(const char* name, pid_t pid, bool loop) {
 
 // A Wait on the loop server: parked until a Send, then answered OK. Every call has a deadline,
 // so a server that hangs fails the check instead of hanging it.
-bool CheckParkAndWake(v1::Conclave::Stub& stub) {
+bool CheckParkAndWake(v1::Conclave::Stub& stub, const std::string& name) {
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
@@ -108,27 +112,67 @@ bool CheckParkAndWake(v1::Conclave::Stub& stub) {
   while (answered && Clock::now() < until &&
          (waiters = Counts(stub, nullptr, kCall, &answered)["waiters"]) < 1) {
   }
-  bool ok = Report(waiters == 1, "loop server: a Wait is counted as parked");
+  bool ok = Report(waiters == 1, name + ": a Wait is counted as parked");
   {
     // Still unanswered 300 ms after it was counted: parked, not answered late. A window for a
     // negative (a correct server never answers here), not a synchronisation: it cannot make a
     // correct server fail, only a late answer past it go unseen.
     std::unique_lock<std::mutex> lk(mu);
     bool early = cv.wait_for(lk, std::chrono::milliseconds(300), [&] { return done; });
-    ok &= Report(!early, "loop server: the Wait is not answered before a Send");
+    ok &= Report(!early, name + ": the Wait is not answered before a Send");
   }
-  ok &= Report(SendTo(stub, "check", "wake", kCall), "loop server: a Send is answered");
+  ok &= Report(SendTo(stub, "check", "wake", kCall), name + ": a Send is answered");
   std::unique_lock<std::mutex> lk(mu);
   bool woke = cv.wait_for(lk, std::chrono::seconds(5), [&] { return done; });
-  ok &= Report(woke && status.ok(), "loop server: the Send answers the parked Wait with OK");
+  ok &= Report(woke && status.ok(), name + ": the Send answers the parked Wait with OK");
   if (!woke) ctx->TryCancel();
   cv.wait(lk, [&] { return done; });  // the callback has run (TryCancel ends the call)
   return ok;
 }
 
+// The messages in the database at path, read as a restarted conclaved reads them (-1: none).
+int64_t CountMessages(const std::string& path) {
+  try {
+    conclave::store::Database db(path, conclave::store::Database::Options{});
+    auto st = db.Prepare("SELECT count(*) FROM messages");
+    return st.Step() ? st.Int(0) : -1;
+  } catch (const conclave::store::StoreError& e) {
+    std::fprintf(stderr, "bench: %s: %s\n", path.c_str(), e.what());
+    return -1;
+  }
+}
+
+// The loop server with the daemon's store, on a database conclaved made: the same style, park
+// and wake, and one message written for every Send it answered.
+bool CheckLoopStore(const std::string& self, const std::string& daemon_bin,
+                    const std::string& root) {
+  const std::string name = "loop server with the store";
+  Daemon maker;
+  maker.StartNew(daemon_bin, root + "/store");
+  maker.Stop();
+  const int64_t before = CountMessages(maker.db_path());
+  const std::string socket = root + "/store.sock";
+  Child server({self, "--serve-loop-store", socket, maker.db_path()}, socket + ".log");
+  bool ok = Report(WaitUntilServing(socket, std::chrono::seconds(30)), name + ": answers");
+  int answered = 0;
+  if (ok) {
+    ok &= CheckAsyncStyle(name.c_str(), server.pid(), true);
+    auto stub = Stub(socket, 3);
+    ok &= CheckParkAndWake(*stub, name);
+    answered = 1;  // its Send (a failed one fails the check above)
+    for (int i = 0; i < 5; ++i) answered += SendTo(*stub, "check", "write", std::chrono::seconds(2));
+  }
+  server.Stop();
+  const int64_t after = CountMessages(maker.db_path());
+  ok &= Report(before >= 0 && after - before == answered,
+               name + ": " + std::to_string(answered) + " Sends answered, " +
+                   std::to_string(after - before) + " messages written");
+  return ok;
+}
+
 }  // namespace
 
-int CheckBaselines(const std::string& self) {
+int CheckBaselines(const std::string& self, const std::string& daemon_bin) {
   const std::string root = MakeTempDir("bench-check");
   struct Server {
     const char* name;
@@ -158,9 +202,10 @@ int CheckBaselines(const std::string& self) {
     grpc::Status st = ping->GetStatus(ctx.get(), req, &resp);
     ok &= Report(st.ok() && resp.ByteSizeLong() == 0, "ping: answers a call with an empty message");
     auto loop = Stub(servers[1].socket, 2);
-    ok &= CheckParkAndWake(*loop);
+    ok &= CheckParkAndWake(*loop, "loop server");
   }
   for (auto& s : servers) s.child.Stop();
+  if (ok) ok &= CheckLoopStore(self, daemon_bin, root);
   std::filesystem::remove_all(root);
   std::fprintf(stderr, "%s\n", ok ? "bench: the baselines are as the bench takes them"
                                   : "bench: a baseline is not what the bench takes it for");

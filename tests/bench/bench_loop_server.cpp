@@ -13,10 +13,24 @@
 // the daemon stores or checks anything. `bench --serve-loop SOCKET` runs it in a child process;
 // it ends on SIGTERM. `bench --serve-async-loop-health SOCKET` runs the same server with gRPC's
 // default health service registered beside it (the `api` section).
+// `bench --serve-loop-store SOCKET DB` runs it with the daemon's store behind its Send: each Send
+// first writes a fixed message into DB (a database conclaved created, so its schema and indexes)
+// through the daemon's own write path — store::MessageStore::Insert inside the commit batcher's
+// group commit (service/commit_batcher), its checkpointer thread beside the loop — and the parked
+// Waits and the Send are answered once that write committed, as conclaved acknowledges only what
+// is durable. Still no checks, no request parsed, no caller identified and no message built from
+// the request: between it and conclaved is the daemon's API and service code alone.
 #include <boost/asio/io_context.hpp>
+#include <cstdio>
+#include <memory>
 #include <vector>
 
 #include "bench_support.h"
+#include "common/clock.h"
+#include "common/runtime.h"
+#include "service/commit_batcher.h"
+#include "store/database.h"
+#include "store/message_store.h"
 
 namespace bench {
 namespace {
@@ -26,19 +40,67 @@ bool EndsWith(const std::string& s, const char* tail) {
   return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
 }
 
-}  // namespace
+// The daemon's write path for a Send, on the loop (ServeLoopStore).
+class StoreWrite {
+ public:
+  StoreWrite(boost::asio::io_context& io, const std::string& db_path)
+      : db_(db_path, conclave::store::Database::Options{}),
+        messages_(db_),
+        clock_(io),
+        batcher_(io, db_, clock_, [](const std::vector<conclave::domain::MessageRecord>&) {}) {}
+  // Writes one message in the turn's batch; then(ok) once it committed (or failed).
+  void Send(std::function<void(bool)> then) {
+    conclave::Status s = batcher_.Write([this] {
+      conclave::domain::MessageRecord m;
+      m.created_ms = conclave::NowMs();
+      m.type = "status";
+      m.from = "bench";
+      m.to = "bench-sink";
+      m.subject = "load";
+      m.body = "a short status line from the benchmark";
+      char thread[16];
+      std::snprintf(thread, sizeof thread, "t-%012llx", ++count_ & 0xffffffffffffULL);
+      m.thread_id = thread;
+      messages_.Insert(m);
+      return conclave::Status::Ok();
+    });
+    if (!s.ok()) {
+      std::fprintf(stderr, "bench: the loop server's store: %s\n", s.message().c_str());
+      return then(false);
+    }
+    batcher_.AfterCommit(std::move(then));
+  }
 
-int ServeLoop(const std::string& socket, bool health) {
+ private:
+  conclave::store::Database db_;
+  conclave::store::MessageStore messages_;
+  conclave::SystemClock clock_;
+  conclave::service::CommitBatcher batcher_;
+  unsigned long long count_ = 0;
+};
+
+int Serve(const std::string& socket, bool health, const std::string& db_path) {
   boost::asio::io_context io;
+  std::unique_ptr<StoreWrite> store;
+  if (!db_path.empty()) {
+    // Its checkpointer thread SCHED_BATCH, as the daemon's (common/runtime.h).
+    conclave::BeginBackgroundThreads();
+    store = std::make_unique<StoreWrite>(io, db_path);
+    conclave::EndBackgroundThreads();
+  }
   std::vector<BareCall*> parked;  // on the loop
-  return ServeBareAsync(socket, "loop", health, &io, [&parked](BareCall* c) {
+  auto answer = [&parked](BareCall* c) {
+    for (BareCall* w : parked) w->Reply();
+    parked.clear();
+    c->Reply();
+  };
+  return ServeBareAsync(socket, "loop", health, &io, [&](BareCall* c) {
     const std::string& m = c->method();
     if (EndsWith(m, "/Wait")) {
       parked.push_back(c);
     } else if (EndsWith(m, "/Send")) {
-      for (BareCall* w : parked) w->Reply();
-      parked.clear();
-      c->Reply();
+      if (!store) return answer(c);
+      store->Send([&answer, c](bool) { answer(c); });
     } else if (EndsWith(m, "/GetStatus")) {
       v1::StatusReply status;
       (*status.mutable_counts())["waiters"] = static_cast<int64_t>(parked.size());
@@ -49,6 +111,14 @@ int ServeLoop(const std::string& socket, bool health) {
       c->Reply();
     }
   });
+}
+
+}  // namespace
+
+int ServeLoop(const std::string& socket, bool health) { return Serve(socket, health, ""); }
+
+int ServeLoopStore(const std::string& socket, const std::string& db_path) {
+  return Serve(socket, false, db_path);
 }
 
 }  // namespace bench

@@ -1,6 +1,7 @@
 // Bench sections over plain RPCs: unary round trips, Send latency/throughput/CPU, Send → Wait
-// wake latency, and 10k parked Waits. Each repetition measures the bare ping server too, and the
-// unary, send and wake sections the bare loop server (bench_loop_server.cpp).
+// wake latency, and 10k parked Waits. Each repetition measures the bare ping server too, the
+// unary, send and wake sections the bare loop server (bench_loop_server.cpp), and the send and
+// wake sections that server with the daemon's store.
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -238,12 +239,22 @@ void RunSend(Env& env) {
       add("Send throughput, " + n, "/s", send.qps, ping.qps, true);
       add("daemon CPU per Send, " + n, "µs", send.cpu_per_op_us, ping.cpu_per_op_us, false);
       // The daemon's structure with no store, in the same run: what the hop to a loop and the
-      // reply finished from it cost on their own, out of the daemon's figures above.
-      if (!env.loop.alive()) continue;
-      LoadResult loop = SendLoad(env.loop_socket, env.loop.pid(), threads, kSeconds);
-      add("bare loop server (no store): Send throughput, " + n, "/s", loop.qps, ping.qps, true);
-      add("bare loop server (no store): CPU per Send, " + n, "µs", loop.cpu_per_op_us,
-          ping.cpu_per_op_us, false);
+      // reply finished from it cost on their own, out of the daemon's figures above; then the
+      // same with the daemon's store behind each Send.
+      if (env.loop.alive()) {
+        LoadResult loop = SendLoad(env.loop_socket, env.loop.pid(), threads, kSeconds);
+        add("bare loop server (no store): Send throughput, " + n, "/s", loop.qps, ping.qps, true);
+        add("bare loop server (no store): CPU per Send, " + n, "µs", loop.cpu_per_op_us,
+            ping.cpu_per_op_us, false);
+      }
+      if (env.loop_store.alive()) {
+        LoadResult store =
+            SendLoad(env.loop_store_socket, env.loop_store.pid(), threads, kSeconds);
+        add("bare loop server with the daemon's store: Send throughput, " + n, "/s", store.qps,
+            ping.qps, true);
+        add("bare loop server with the daemon's store: CPU per Send, " + n, "µs",
+            store.cpu_per_op_us, ping.cpu_per_op_us, false);
+      }
     }
   }
 }
@@ -253,13 +264,15 @@ void RunWake(Env& env) {
   auto stub = Stub(env.daemon.socket(), 4);
   auto ping_stub = Stub(env.ping_socket, 1);
   auto loop_stub = Stub(env.loop_socket, 5);
+  auto store_stub = Stub(env.loop_store_socket, 6);
   RegisterHandle(*stub, "bench-wake");
   for (int rep = 0; rep < env.reps; ++rep) {
     std::fprintf(stderr, "bench: wake, rep %d\n", rep + 1);
     auto parts = Interleaved(
         kN, 20, {[&](int k) { return PingLatencies(*ping_stub, k); },
                  [&](int k) { return WakeLatencies(*stub, "bench-wake", k); },
-                 [&](int k) { return WakeLatencies(*loop_stub, "bench-wake", k); }});
+                 [&](int k) { return WakeLatencies(*loop_stub, "bench-wake", k); },
+                 [&](int k) { return WakeLatencies(*store_stub, "bench-wake", k); }});
     const auto& ping = parts[0];
     auto add = [&](const char* name, const std::vector<double>& v, double pct) {
       Row& r = env.table.Get(name, "µs", "ping");
@@ -270,9 +283,12 @@ void RunWake(Env& env) {
     add("Send → parked Wait woken p99", parts[1], 99);
     add("bare loop server (no store): Send → parked Wait woken p50", parts[2], 50);
     add("bare loop server (no store): Send → parked Wait woken p99", parts[2], 99);
+    add("bare loop server with the daemon's store: Send → parked Wait woken p50", parts[3], 50);
+    add("bare loop server with the daemon's store: Send → parked Wait woken p99", parts[3], 99);
   }
   // Not needed after this section: the later ones measure the daemon with nothing else running.
   env.loop.Stop();
+  env.loop_store.Stop();
 }
 
 namespace {

@@ -19,6 +19,8 @@ struct Env {
   Child ping;               // the bare server
   std::string loop_socket;
   Child loop;               // the bare loop server (unary and wake sections; stopped after wake)
+  std::string loop_store_socket;
+  Child loop_store;         // the same with the daemon's store (send and wake; stopped after wake)
   Daemon daemon;            // shared by the rpc and dispatch sections
   int reps = 3;
   long messages = 1000000;  // size of the big log in the read-path section
@@ -31,9 +33,10 @@ void RunUnary(Env& env);
 // Rows (section `api`, only when named): round trip p50 and server CPU per call of a callback
 // ping server and of bare loop servers, against the ping server.
 void RunApiStyle(Env& env);
-// `bench --check-baselines` (bench_check.cpp): 0 when the ping and the loop server run in the
-// daemon's API style and the loop server parks a Wait until a Send; 1 (and why, on stderr) if not.
-int CheckBaselines(const std::string& self);
+// `bench --check-baselines` (bench_check.cpp): 0 when the ping and the loop servers run in the
+// daemon's API style, park a Wait until a Send, and the one with the store writes each Send it
+// answers; 1 (and why, on stderr) if not. daemon_bin makes that server's database.
+int CheckBaselines(const std::string& self, const std::string& daemon_bin);
 // Rows: Send ack latency, throughput and daemon CPU per op at 1 and 16 clients.
 void RunSend(Env& env);
 // Rows: Send → parked Wait wake latency, of conclaved and of the bare loop server.

@@ -152,6 +152,9 @@ int ServeCallbackPing(const std::string& socket);
 // loop and finished from it; Wait parks, Send answers the parked. `bench --serve-loop S`;
 // `health`: gRPC's default health service beside it (`bench --serve-async-loop-health S`).
 int ServeLoop(const std::string& socket, bool health = false);
+// The bare loop server with the daemon's store behind its Send (bench_loop_server.cpp): `bench
+// --serve-loop-store SOCKET DB`, DB a database conclaved created.
+int ServeLoopStore(const std::string& socket, const std::string& db_path);
 
 // One line of the result table: a figure over repetitions, and its bare baseline.
 struct Row {
