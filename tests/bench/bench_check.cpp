@@ -1,6 +1,6 @@
 // `bench --check-baselines`: the baseline servers are what the bench's ratios take them for.
-// Every RPC ratio divides by the ping server, and the wake and unary sections set conclaved
-// beside the bare loop server; a baseline that drifted from the daemon's API style (a callback
+// Every RPC ratio divides by the ping server, and the unary, send and wake sections set conclaved
+// beside the bare loop servers; a baseline that drifted from the daemon's API style (a callback
 // service registered beside it, gRPC's default health service on) or a loop server that
 // answered a Wait at once would skew every ratio without any figure looking wrong. Checks, each
 // printed as ok or FAILED on stderr (exit 1 if any failed):
@@ -11,9 +11,10 @@
 //   - the ping answers a call with an empty message;
 //   - the loop server parks a Wait: counts it in GetStatus, leaves it unanswered for 300 ms
 //     after, and answers it with OK once a Send comes;
-//   - the loop server with the daemon's store is of the same style, parks and wakes the same
-//     way, and writes every Send it answered into its database (counted after it is stopped,
-//     through the daemon's own store, as a restarted conclaved would read it).
+//   - the loop server with the daemon's store (its database made by a conclaved started and
+//     stopped for it) is of the same style, its other threads SCHED_BATCH, parks and wakes the
+//     same way, and writes every Send it answered into its database (counted after it is
+//     stopped, through the daemon's own store, as a restarted conclaved would read it).
 // The ctest entry `bench: the baseline servers ...` runs it.
 #include <sched.h>
 
@@ -37,6 +38,8 @@ struct Threads {
   int queue_batch = 0;  // of those, SCHED_BATCH
   int nexting = 0;      // the callback API's polling threads
   int main_policy = -1;
+  int others = 0;       // threads but the main one
+  int others_batch = 0;  // of those, SCHED_BATCH
 };
 
 // Field 41 of /proc/PID/task/TID/stat is the policy (0 SCHED_OTHER, 3 SCHED_BATCH).
@@ -57,7 +60,12 @@ Threads ReadThreads(pid_t pid) {
     for (; i <= 41 && rest >> field; ++i) {
     }
     int policy = i == 42 ? std::atoi(field.c_str()) : -1;  // -1: a stat line too short
-    if (e.path().filename() == std::to_string(pid)) t.main_policy = policy;
+    if (e.path().filename() == std::to_string(pid)) {
+      t.main_policy = policy;
+    } else {
+      ++t.others;
+      if (policy == SCHED_BATCH) ++t.others_batch;
+    }
     if (comm == "grpc-queue") {
       ++t.queue;
       if (policy == SCHED_BATCH) ++t.queue_batch;
@@ -130,7 +138,8 @@ bool CheckParkAndWake(v1::Conclave::Stub& stub, const std::string& name) {
   return ok;
 }
 
-// The messages in the database at path, read as a restarted conclaved reads them (-1: none).
+// The messages in the database at path, read as a restarted conclaved reads them (-1: the
+// database could not be read).
 int64_t CountMessages(const std::string& path) {
   try {
     conclave::store::Database db(path, conclave::store::Database::Options{});
@@ -157,10 +166,17 @@ bool CheckLoopStore(const std::string& self, const std::string& daemon_bin,
   int answered = 0;
   if (ok) {
     ok &= CheckAsyncStyle(name.c_str(), server.pid(), true);
+    // Its checkpointer too, as the daemon's (started before the loop runs, common/runtime.h).
+    Threads t = ReadThreads(server.pid());
+    ok &= Report(t.others > 0 && t.others_batch == t.others,
+                 name + ": every thread but its loop runs SCHED_BATCH (" +
+                     std::to_string(t.others_batch) + " of " + std::to_string(t.others) + ")");
     auto stub = Stub(socket, 3);
     ok &= CheckParkAndWake(*stub, name);
     answered = 1;  // its Send (a failed one fails the check above)
-    for (int i = 0; i < 5; ++i) answered += SendTo(*stub, "check", "write", std::chrono::seconds(2));
+    for (int i = 0; i < 5; ++i) {
+      if (SendTo(*stub, "check", "write", std::chrono::seconds(2))) ++answered;
+    }
   }
   server.Stop();
   const int64_t after = CountMessages(maker.db_path());
@@ -205,7 +221,11 @@ int CheckBaselines(const std::string& self, const std::string& daemon_bin) {
     ok &= CheckParkAndWake(*loop, "loop server");
   }
   for (auto& s : servers) s.child.Stop();
-  if (ok) ok &= CheckLoopStore(self, daemon_bin, root);
+  if (ok) {
+    ok &= CheckLoopStore(self, daemon_bin, root);
+  } else {
+    std::fprintf(stderr, "skipped: the loop server with the store (a check above failed)\n");
+  }
   std::filesystem::remove_all(root);
   std::fprintf(stderr, "%s\n", ok ? "bench: the baselines are as the bench takes them"
                                   : "bench: a baseline is not what the bench takes it for");

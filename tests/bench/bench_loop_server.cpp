@@ -49,7 +49,7 @@ class StoreWrite {
         clock_(io),
         batcher_(io, db_, clock_, [](const std::vector<conclave::domain::MessageRecord>&) {}) {}
   // Writes one message in the turn's batch; then(ok) once it committed (or failed).
-  void Send(std::function<void(bool)> then) {
+  void Send(const std::function<void(bool)>& then) {
     conclave::Status s = batcher_.Write([this] {
       conclave::domain::MessageRecord m;
       m.created_ms = conclave::NowMs();
@@ -59,24 +59,28 @@ class StoreWrite {
       m.subject = "load";
       m.body = "a short status line from the benchmark";
       char thread[16];
-      std::snprintf(thread, sizeof thread, "t-%012llx", ++count_ & 0xffffffffffffULL);
+      std::snprintf(thread, sizeof thread, "t-%012llx",
+                    static_cast<unsigned long long>(++count_ & 0xffffffffffffULL));
       m.thread_id = thread;
       messages_.Insert(m);
       return conclave::Status::Ok();
     });
     if (!s.ok()) {
       std::fprintf(stderr, "bench: the loop server's store: %s\n", s.message().c_str());
-      return then(false);
+      then(false);
+      return;
     }
-    batcher_.AfterCommit(std::move(then));
+    batcher_.AfterCommit(then);
   }
+
+  int64_t commits() const { return batcher_.commits(); }
 
  private:
   conclave::store::Database db_;
   conclave::store::MessageStore messages_;
   conclave::SystemClock clock_;
   conclave::service::CommitBatcher batcher_;
-  unsigned long long count_ = 0;
+  uint64_t count_ = 0;
 };
 
 int Serve(const std::string& socket, bool health, const std::string& db_path) {
@@ -85,7 +89,13 @@ int Serve(const std::string& socket, bool health, const std::string& db_path) {
   if (!db_path.empty()) {
     // Its checkpointer thread SCHED_BATCH, as the daemon's (common/runtime.h).
     conclave::BeginBackgroundThreads();
-    store = std::make_unique<StoreWrite>(io, db_path);
+    try {
+      store = std::make_unique<StoreWrite>(io, db_path);
+    } catch (const conclave::store::StoreError& e) {
+      std::fprintf(stderr, "bench: the loop server cannot open %s: %s\n", db_path.c_str(),
+                   e.what());
+      return 1;
+    }
     conclave::EndBackgroundThreads();
   }
   std::vector<BareCall*> parked;  // on the loop
@@ -94,16 +104,30 @@ int Serve(const std::string& socket, bool health, const std::string& db_path) {
     parked.clear();
     c->Reply();
   };
+  // A Send the store could not write fails, as conclaved's would: never answered as if stored.
+  auto fail = [](BareCall* c) {
+    c->Fail(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the store did not commit"));
+  };
   return ServeBareAsync(socket, "loop", health, &io, [&](BareCall* c) {
     const std::string& m = c->method();
     if (EndsWith(m, "/Wait")) {
       parked.push_back(c);
     } else if (EndsWith(m, "/Send")) {
-      if (!store) return answer(c);
-      store->Send([&answer, c](bool) { answer(c); });
+      if (!store) {
+        answer(c);
+      } else {
+        store->Send([&answer, &fail, c](bool ok) {
+          if (ok) {
+            answer(c);
+          } else {
+            fail(c);
+          }
+        });
+      }
     } else if (EndsWith(m, "/GetStatus")) {
       v1::StatusReply status;
       (*status.mutable_counts())["waiters"] = static_cast<int64_t>(parked.size());
+      if (store) (*status.mutable_counts())["commits"] = store->commits();
       std::string bytes = status.SerializeAsString();
       grpc::Slice slice(bytes);
       c->Reply(grpc::ByteBuffer(&slice, 1));

@@ -71,6 +71,11 @@ void BareCall::Reply() {
   stream_.WriteAndFinish(reply_, grpc::WriteOptions(), grpc::Status::OK, this);
 }
 
+void BareCall::Fail(const grpc::Status& status) {
+  state_ = kFinishing;
+  stream_.Finish(status, this);
+}
+
 int ServeBareAsync(const std::string& socket, const char* what, bool health,
                    boost::asio::io_context* loop, const std::function<void(BareCall*)>& handle) {
   // gRPC's threads and the completion-queue thread SCHED_BATCH, a loop SCHED_OTHER, as

@@ -18,9 +18,9 @@ struct Env {
   std::string ping_socket;
   Child ping;               // the bare server
   std::string loop_socket;
-  Child loop;               // the bare loop server (unary and wake sections; stopped after wake)
+  Child loop;               // the bare loop server (unary, send, wake; stopped after them)
   std::string loop_store_socket;
-  Child loop_store;         // the same with the daemon's store (send and wake; stopped after wake)
+  Child loop_store;         // the same with the daemon's store (send, wake; stopped after them)
   Daemon daemon;            // shared by the rpc and dispatch sections
   int reps = 3;
   long messages = 1000000;  // size of the big log in the read-path section
@@ -37,9 +37,10 @@ void RunApiStyle(Env& env);
 // daemon's API style, park a Wait until a Send, and the one with the store writes each Send it
 // answers; 1 (and why, on stderr) if not. daemon_bin makes that server's database.
 int CheckBaselines(const std::string& self, const std::string& daemon_bin);
-// Rows: Send ack latency, throughput and daemon CPU per op at 1 and 16 clients.
+// Rows: Send ack latency, throughput and daemon CPU per op at 1 and 16 clients; throughput and
+// CPU per Send of the bare loop servers, and Sends a commit of conclaved and the store one.
 void RunSend(Env& env);
-// Rows: Send → parked Wait wake latency, of conclaved and of the bare loop server.
+// Rows: Send → parked Wait wake latency, of conclaved and of the two bare loop servers.
 void RunWake(Env& env);
 // Rows: a Send's SQL transaction alone vs a bare one-row SQLite write.
 void RunSql(Env& env);

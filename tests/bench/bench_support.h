@@ -124,6 +124,8 @@ class BareCall {
   // Answers with an empty message (or `reply`) and ends the call; from any thread, once.
   void Reply();
   void Reply(grpc::ByteBuffer reply);
+  // Ends the call with an error status instead; from any thread, once.
+  void Fail(const grpc::Status& status);
 
  private:
   friend int ServeBareAsync(const std::string&, const char*, bool, boost::asio::io_context*,
