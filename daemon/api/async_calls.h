@@ -198,7 +198,9 @@ class CallLife : public QueuedCall {
  protected:
   CallLife(CallQueue* queue, UnaryFinisher* unary, void* stream)
       : queue_(queue), ctx_(unary, stream) {}
-  // On the request's completion: asks for the method's next call and runs the handler.
+  // On the request's completion: runs the handler, then asks for the method's next call (a
+  // new call object and two ops on the queue), so the handler's post to the loop does not
+  // wait for them.
   virtual Reactor* Begin() = 0;
   // A write completed (server-streaming calls).
   virtual void WriteDone(bool /*ok*/) {}
@@ -239,8 +241,9 @@ class UnaryCall final : public UnaryFinisher, public CallLife<UnaryReactor> {
 
  private:
   UnaryReactor* Begin() override {
+    UnaryReactor* reactor = method_->handle(&ctx_, &req_, &resp_);
     queue_->Next<UnaryCall>(method_);
-    return method_->handle(&ctx_, &req_, &resp_);
+    return reactor;
   }
 
   const UnaryMethod<Req, Resp>* method_;
@@ -293,8 +296,9 @@ class StreamCall final : public WriteStream<T>, public CallLife<WriteReactor<T>>
 
  private:
   WriteReactor<T>* Begin() override {
+    WriteReactor<T>* reactor = method_->handle(&ctx_, &req_);
     this->queue_->template Next<StreamCall>(method_);
-    return method_->handle(&ctx_, &req_);
+    return reactor;
   }
   void WriteDone(bool ok) override {
     {
