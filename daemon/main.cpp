@@ -28,6 +28,7 @@
 #include "common/runtime.h"
 #include "conclave_build_info.h"
 #include "config/config.h"
+#include "exec/child_process.h"
 #include "exec/child_registry.h"
 #include "exec/command_runner.h"
 #include "exec/daemon_secrets.h"
@@ -175,6 +176,7 @@ int main(int argc, char** argv) {
   if (!cfg.ok()) return Fail(cfg.status().message(), 2);
   const config::Config& c = cfg.value();
   spdlog::set_level(spdlog::level::from_str(c.log_level));
+  exec::SetChildNice(c.child_nice);  // before anything is spawned
   std::string lock_error;
   int lock_fd = PrepareStateDir(c, &lock_error);
   if (lock_fd < 0) return Fail(lock_error);

@@ -12,10 +12,11 @@
 // gRPC's own threads were half of what preempted the loop) and the loop finished its turn
 // later. A SCHED_BATCH thread is not preempted for and does not preempt on
 // wake-up: it runs on an idle core, or when the thread running sleeps or uses up its slice.
-// It keeps its fair share of CPU; nothing is prioritised over other processes. Only the loop
-// and the launcher's spawning thread (exec/launcher) stay SCHED_OTHER; a child spawned from a batch thread is put back to
-// SCHED_OTHER (SpawnChild), so workers and commands run as any other process does. A daemon
-// started under another policy (systemd's CPUSchedulingPolicy=) is left exactly as it is.
+// It keeps its fair share of CPU. Only the loop and the launcher's spawning thread
+// (exec/launcher) stay SCHED_OTHER; a child spawned from a batch thread is put back to
+// SCHED_OTHER (SpawnChild), so workers and commands are scheduled as any other process, only
+// child_nice nicer than the daemon (exec::SetChildNice). A daemon started under another policy
+// (systemd's CPUSchedulingPolicy=) is left exactly as it is.
 #pragma once
 
 namespace conclave {

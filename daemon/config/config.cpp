@@ -74,6 +74,7 @@ Status ApplyText(std::string_view text, const std::string& file, Config& c) {
                    Read(j, "notify_command", c.notify_command, file),
                    Read(j, "eof_grace_ms", c.eof_grace_ms, file),
                    Read(j, "spawn_timeout_ms", c.spawn_timeout_ms, file),
+                   Read(j, "child_nice", c.child_nice, file),
                    Read(j, "default_timeout_s", c.default_timeout_s, file),
                    Read(j, "default_idle_timeout_s", c.default_idle_timeout_s, file),
                    Read(j, "liveness_cpu_ms", c.liveness_cpu_ms, file),
@@ -258,6 +259,9 @@ StatusOr<Config> Finish(Config c, const Flags& flags) {
   if (c.spawn_timeout_ms < 100) {
     // Below that a healthy spawn on a busy machine could be taken for a stuck one.
     return InvalidArgument("config: spawn_timeout_ms must be at least 100");
+  }
+  if (c.child_nice < 0 || c.child_nice > 19) {
+    return InvalidArgument("config: child_nice must be between 0 (as the daemon) and 19");
   }
   if (c.crash_loop_window_s < 0) {
     return InvalidArgument("config: crash_loop_window_s must not be negative");

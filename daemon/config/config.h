@@ -71,6 +71,9 @@ struct Config {
   // filesystem under its directory or program) has its child killed: if the wait was killable
   // its dispatch fails as spawn_failed and the spawns queued behind it go on. At least 100.
   int spawn_timeout_ms = 30000;
+  // How much nicer than the daemon every process it starts runs (0-19; exec::SetChildNice):
+  // with the machine busy, the loop and the API threads are not left waiting behind workers.
+  int child_nice = 10;
   int default_timeout_s = 1800;
   int default_idle_timeout_s = 300;
   // A silent run is alive while, within each idle window, its process tree uses at least this

@@ -18,6 +18,8 @@
 namespace conclave::exec {
 namespace {
 
+std::atomic<int> g_child_nice{0};  // SetChildNice
+
 struct Pipe {
   int r = -1, w = -1;
   ~Pipe() {
@@ -74,6 +76,10 @@ std::string FindOnPath(const std::string& program, const std::vector<std::string
   return "";
 }
 
+void SetChildNice(int increment) {
+  g_child_nice.store(increment < 0 ? 0 : increment > 19 ? 19 : increment);
+}
+
 StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec, PipeMode mode) {
   if (spec.argv.empty()) return InvalidArgument("command: empty argv");
   std::string program = FindOnPath(spec.argv[0], spec.env);
@@ -112,6 +118,7 @@ StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec, PipeMode mode) {
   req.cwd = spec.cwd.c_str();
   // A helper thread's SCHED_BATCH (common/runtime.h) is the daemon's own: not the child's.
   req.sched_other = InBackgroundThread();
+  req.nice_increment = g_child_nice.load(std::memory_order_relaxed);
   // The kernel stores the pid as a plain int: an atomic of the same size that needs no lock.
   static_assert(sizeof(std::atomic<pid_t>) == sizeof(pid_t) &&
                 std::atomic<pid_t>::is_always_lock_free);

@@ -42,6 +42,13 @@ enum class PipeMode { kNonBlocking, kAsio };
 
 StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec, PipeMode mode = PipeMode::kNonBlocking);
 
+// Every child SpawnChild starts after this call runs `increment` nicer than the thread that
+// spawns it (0-19; nice 19 at most): workers, their commands and the daemon's own helpers
+// (git, verify commands, notifiers) yield the CPU to the daemon's loop and API threads when
+// the machine is busy, and to nothing else they did not already. Set once by conclaved's main
+// from the config's child_nice (default 10); 0 until then.
+void SetChildNice(int increment);
+
 // Resolves a program name against PATH as given in env ("PATH=..."); returns "" if not found.
 std::string FindOnPath(const std::string& program, const std::vector<std::string>& env);
 

@@ -35,6 +35,7 @@ struct ExecRequest {
   int stdio[3] = {-1, -1, -1};  // become the child's 0, 1 and 2; -1 leaves the caller's there
   const char* cwd = nullptr;    // nullptr or "": the caller's
   bool sched_other = false;     // switch to SCHED_OTHER first
+  int nice_increment = 0;       // > 0: run that much nicer than the caller (at most nice 19)
   // Non-null: the kernel writes the child's pid here before the child runs
   // (CLONE_PARENT_SETTID), so another thread can know it before the clone returns; set back
   // to -pid while a child whose exec failed is reaped, and to 0 once it is.

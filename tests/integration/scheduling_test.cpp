@@ -1,6 +1,6 @@
 // Integration: the daemon's threads and its workers' scheduling policy (common/runtime.h).
 // gRPC's threads run SCHED_BATCH so they do not preempt the loop that wakes them; the loop
-// and the workers it spawns run SCHED_OTHER, as any other process.
+// and the workers it spawns run SCHED_OTHER, the workers child_nice (default 10) nicer.
 #include <sched.h>
 
 #include <catch2/catch.hpp>
@@ -34,7 +34,8 @@ std::pair<std::string, int> CommAndPolicy(const std::string& stat_path) {
 
 TEST_CASE("gRPC's threads run SCHED_BATCH, the loop and its workers SCHED_OTHER", "[dispatch]") {
   DaemonFixture d;
-  std::string script = d.WriteFile("policy.sh", "awk '{print \"policy=\" $41}' /proc/$$/stat\n");
+  std::string script =
+      d.WriteFile("policy.sh", "awk '{print \"policy=\" $41 \" nice=\" $19}' /proc/$$/stat\n");
   auto p = d.FakeProfile("sh", "shfam");
   p["command"] = {"/bin/sh", script};
   p["type"] = "command";
@@ -65,7 +66,24 @@ TEST_CASE("gRPC's threads run SCHED_BATCH, the loop and its workers SCHED_OTHER"
   d.CliJson({"dispatch", "--task", id, "--to", "s1"});
   auto done = Payload(WaitDone(d, id));
   CHECK(done["outcome"] == "succeeded");
-  CHECK(done["result"]["text"].get<std::string>().find("policy=0") != std::string::npos);
+  // child_nice's default: a worker runs 10 nicer than the daemon (which runs at 0 here).
+  CHECK(done["result"]["text"].get<std::string>().find("policy=0 nice=10") != std::string::npos);
+}
+
+TEST_CASE("child_nice 0 leaves workers at the daemon's own priority", "[dispatch]") {
+  DaemonFixture d;
+  std::string script = d.WriteFile("nice.sh", "awk '{print \"nice=\" $19}' /proc/$$/stat\n");
+  auto p = d.FakeProfile("sh", "shfam");
+  p["command"] = {"/bin/sh", script};
+  p["type"] = "command";
+  d.WriteProfile("sh", p);
+  d.Start({"--config", d.WriteFile("config.json", R"({"child_nice": 0})")});
+  d.Cli({"terminal", "create", "--profile", "sh", "--handle", "s1", "--cwd", d.dir()});
+  std::string id = d.CliJson({"task", "create", "--brief", "-"}, "which nice\n")["task"]["id"];
+  d.CliJson({"dispatch", "--task", id, "--to", "s1"});
+  auto done = Payload(WaitDone(d, id));
+  CHECK(done["outcome"] == "succeeded");
+  CHECK(done["result"]["text"].get<std::string>().find("nice=0") != std::string::npos);
 }
 
 }  // namespace

@@ -28,6 +28,24 @@ TEST_CASE("config: an integer setting out of int's range is an error naming the 
   CHECK(ok->kill_grace_ms == 2500);
 }
 
+TEST_CASE("config: child_nice is 10 unless set and must be a nice increment from 0 to 19",
+          "[config]") {
+  auto none = LoadConfigFromJson(R"({"state_dir":"/tmp/x"})", "c.json", Flags{});
+  REQUIRE(none.ok());
+  CHECK(none->child_nice == 10);
+  for (int n : {0, 19}) {
+    auto ok = LoadConfigFromJson(R"({"state_dir":"/tmp/x","child_nice":)" + std::to_string(n) + "}",
+                                 "c.json", Flags{});
+    REQUIRE(ok.ok());
+    CHECK(ok->child_nice == n);
+  }
+  for (const char* bad : {R"({"child_nice":20})", R"({"child_nice":-1})"}) {
+    auto c = LoadConfigFromJson(bad, "c.json", Flags{});
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.status().message().find("child_nice") != std::string::npos);
+  }
+}
+
 TEST_CASE("config: notify_command is an argv, read as given, and must name a program",
           "[config]") {
   auto none = LoadConfigFromJson(R"({"state_dir":"/tmp/x"})", "c.json", Flags{});

@@ -2,6 +2,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -111,6 +112,57 @@ TEST_CASE("FindProcessesWithEnv finds a child by its environment entries, and on
   waitpid(c->pid, &st, 0);
   CHECK(!exec::SameProcess(c->pid, c->start_time));
   CHECK(exec::FindProcessesWithEnv({mark}).empty());
+}
+
+// What a child says of itself: field N of /proc/self/stat, read by the child (sh's own stat
+// through $$; its name, sh, has no spaces, so awk's fields are /proc's).
+std::string ChildStatField(int field) {
+  exec::SpawnSpec spec;
+  spec.argv = {"/bin/sh", "-c", "awk '{print $" + std::to_string(field) + "}' /proc/$$/stat"};
+  spec.env = {"PATH=/usr/bin:/bin"};
+  spec.cwd = "/";
+  auto c = exec::SpawnChild(spec);
+  REQUIRE(c.ok());
+  close(c->stdin_fd);
+  std::string out;
+  char buf[64];
+  for (;;) {
+    pollfd p{c->stdout_fd, POLLIN, 0};
+    REQUIRE(poll(&p, 1, 10000) == 1);
+    ssize_t n = read(c->stdout_fd, buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  int st;
+  waitpid(c->pid, &st, 0);
+  for (int fd : {c->stdout_fd, c->stderr_fd, c->pidfd}) close(fd);
+  return out;
+}
+
+// conclaved's children run child_nice (config, default 10) nicer than the thread that spawns
+// them, so a busy machine's CPU goes to the daemon's loop first.
+TEST_CASE("a spawned child runs SetChildNice's increment nicer than its spawner, at most 19",
+          "[exec]") {
+  constexpr int kNice = 19;  // field 19 of /proc/PID/stat
+  std::string by_default, inc7, from_nice3, capped, none;
+  std::thread t([&] {  // a thread's nice is its own: the test's main thread keeps 0
+    by_default = ChildStatField(kNice);
+    exec::SetChildNice(7);
+    inc7 = ChildStatField(kNice);
+    REQUIRE(setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 3) == 0);
+    from_nice3 = ChildStatField(kNice);
+    exec::SetChildNice(19);
+    capped = ChildStatField(kNice);
+    exec::SetChildNice(0);
+    none = ChildStatField(kNice);
+  });
+  t.join();
+  exec::SetChildNice(0);
+  CHECK(by_default == "0\n");
+  CHECK(inc7 == "7\n");
+  CHECK(from_nice3 == "10\n");
+  CHECK(capped == "19\n");
+  CHECK(none == "3\n");  // as the spawning thread
 }
 
 // The daemon's background threads run SCHED_BATCH (common/runtime.h); a command one of them
