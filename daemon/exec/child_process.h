@@ -45,8 +45,12 @@ StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec, PipeMode mode = PipeMod
 // Every child SpawnChild starts after this call runs `increment` nicer than the thread that
 // spawns it (0-19; nice 19 at most): workers, their commands and the daemon's own helpers
 // (git, verify commands, notifiers) yield the CPU to the daemon's loop and API threads when
-// the machine is busy, and to nothing else they did not already. Set once by conclaved's main
-// from the config's child_nice (default 10); 0 until then.
+// the machine is busy — and so to every other process left at the daemon's nice. A child that
+// starts a session of its own (a sandboxed worker: bwrap --new-session, or one calling setsid)
+// is, where the kernel groups tasks by session (sched_autogroup_enabled, outside a cgroup with
+// the cpu controller), weighed against the daemon's session as a group, where its nice no
+// longer counts. Set once by conclaved's main from the config's child_nice (default 10); 0
+// until then.
 void SetChildNice(int increment);
 
 // Resolves a program name against PATH as given in env ("PATH=..."); returns "" if not found.

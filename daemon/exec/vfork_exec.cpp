@@ -93,15 +93,6 @@ __attribute__((no_sanitize("address", "undefined", "thread"))) int ChildMain(voi
     sched_param normal{};
     if (syscall(SYS_sched_setscheduler, 0, SCHED_OTHER, &normal) != 0) Fail(s, "sched");
   }
-  if (r.nice_increment > 0) {
-    // Best effort: a process may always lower its own priority. The raw getpriority returns
-    // 20 - nice (the kernel's form, never negative).
-    long now = syscall(SYS_getpriority, PRIO_PROCESS, 0);
-    if (now > 0) {
-      long nice = 20 - now + r.nice_increment;
-      syscall(SYS_setpriority, PRIO_PROCESS, 0, nice > 19 ? 19 : nice);
-    }
-  }
   if (syscall(SYS_setpgid, 0, 0) != 0) Fail(s, "setpgid");
   // A source below 3 that is not its own target moves up first, so that no dup3 overwrites a
   // source a later one still needs (a daemon started with 0-2 closed gets pipes there).
@@ -127,6 +118,15 @@ __attribute__((no_sanitize("address", "undefined", "thread"))) int ChildMain(voi
     for (rlim_t f = 3; f < top; ++f) syscall(SYS_close, static_cast<int>(f));
   }
   if (r.cwd && r.cwd[0] && syscall(SYS_chdir, r.cwd) != 0) Fail(s, "chdir");
+  if (r.nice_increment > 0) {
+    // Last, so the paused caller never waits on a child it already made nicer. Best effort:
+    // a process may always lower its own priority. The raw getpriority returns 20 - nice.
+    long now = syscall(SYS_getpriority, PRIO_PROCESS, 0);
+    if (now > 0) {
+      long nice = 20 - now + r.nice_increment;
+      syscall(SYS_setpriority, PRIO_PROCESS, 0, nice > 19 ? 19 : nice);
+    }
+  }
   uint64_t none = 0;
   syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, nullptr, kSigsetBytes);
   syscall(SYS_execve, r.path, r.argv, r.envp);

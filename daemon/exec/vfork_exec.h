@@ -14,8 +14,9 @@
 //   3. its own process group (setpgid(0, 0));
 //   4. the three descriptors onto 0, 1 and 2, every other descriptor closed;
 //   5. the working directory;
-//   6. an empty signal mask (the caller blocks every signal around the clone);
-//   7. execve.
+//   6. nice_increment nicer (not in glibc's: posix_spawn has no such attribute);
+//   7. an empty signal mask (the caller blocks every signal around the clone);
+//   8. execve.
 // Everything in the child is a raw system call: no allocation, no lock, no errno of its own
 // (errno is the paused caller's), no interceptor of AddressSanitizer's (ThreadSanitizer, which
 // intercepts clone itself, is refused at compile time). A step that

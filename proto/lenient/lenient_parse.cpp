@@ -40,11 +40,15 @@ bool ValidUtf8(const std::string& s) {
 grpc::Status LenientDeserialize(grpc::ByteBuffer* buffer, pb::Message* msg) {
   // A request that parses as it is (nearly all) is read from the buffer's slices in place, as
   // gRPC's own parse reads it: no copy of its bytes. Reading leaves the buffer as it was.
+  bool refused = false;  // the bytes were parsed as they are, and refused
   {
     grpc::ProtoBufferReader reader(buffer);
-    if (reader.status().ok() && msg->ParseFromZeroCopyStream(&reader)) {
-      buffer->Clear();
-      return grpc::Status::OK;
+    if (reader.status().ok()) {
+      if (msg->ParseFromZeroCopyStream(&reader)) {
+        buffer->Clear();
+        return grpc::Status::OK;
+      }
+      refused = true;
     }
   }
   std::vector<grpc::Slice> slices;
@@ -54,7 +58,9 @@ grpc::Status LenientDeserialize(grpc::ByteBuffer* buffer, pb::Message* msg) {
   std::string bytes;
   for (const auto& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
   buffer->Clear();
-  if (msg->ParseFromString(bytes)) return grpc::Status::OK;
+  // Bytes already refused are not parsed as they are again (protobuf would log its complaint
+  // about the invalid UTF-8 twice).
+  if (!refused && msg->ParseFromString(bytes)) return grpc::Status::OK;
   // Strings with invalid UTF-8 get the marker; anything else still fails as before.
   pb::UnknownFieldSet fields;
   if (!fields.ParseFromString(bytes)) {
