@@ -80,6 +80,8 @@ void SetChildNice(int increment) {
   g_child_nice.store(increment < 0 ? 0 : increment > 19 ? 19 : increment);
 }
 
+int ChildNice() { return g_child_nice.load(); }
+
 StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec, PipeMode mode) {
   if (spec.argv.empty()) return InvalidArgument("command: empty argv");
   std::string program = FindOnPath(spec.argv[0], spec.env);

@@ -52,6 +52,8 @@ StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec, PipeMode mode = PipeMod
 // longer counts. Set once by conclaved's main from the config's child_nice (default 10); 0
 // until then.
 void SetChildNice(int increment);
+// The increment SetChildNice set (0 before).
+int ChildNice();
 
 // Resolves a program name against PATH as given in env ("PATH=..."); returns "" if not found.
 std::string FindOnPath(const std::string& program, const std::vector<std::string>& env);

@@ -43,14 +43,17 @@ void DiscardChild(SpawnedChild& child, bool wait) {
 }  // namespace
 
 ProcessLauncher::ProcessLauncher(boost::asio::io_context& io)
-    : io_(io), shared_(std::make_shared<Shared>(io)) {
+    : io_(io), writer_(std::make_shared<LogWriter>()), shared_(std::make_shared<Shared>(io)) {
   // Made before the loop runs, the thread is SCHED_BATCH like gRPC's (common/runtime.h); it
   // stands in for the loop, which used to spawn, so it gets the loop's policy back.
   thread_ = std::thread(ThreadMain, shared_, 0);
 }
 
 ProcessLauncher::ProcessLauncher(boost::asio::io_context& io, boost::asio::any_io_executor spawns)
-    : io_(io), shared_(std::make_shared<Shared>(io)), spawns_(std::move(spawns)) {}
+    : io_(io),
+      writer_(std::make_shared<LogWriter>()),
+      shared_(std::make_shared<Shared>(io)),
+      spawns_(std::move(spawns)) {}
 
 ProcessLauncher::~ProcessLauncher() {
   shared_->closed.store(true);  // what is still queued is not spawned
@@ -62,6 +65,9 @@ ProcessLauncher::~ProcessLauncher() {
   // A spawn under way finishes first. A thread replaced as stuck was detached: it holds only
   // the shared state, and discards what it comes back with.
   if (thread_.joinable()) thread_.join();
+  // What runs have handed the writer is written (and their outcomes posted) before the loop
+  // goes; a run still going writes on the loop from now on.
+  writer_->Close();
 }
 
 void ProcessLauncher::ThreadMain(std::shared_ptr<Shared> shared, uint64_t generation) {
@@ -144,7 +150,7 @@ void ProcessLauncher::Finish(const std::shared_ptr<Job>& job, StatusOr<SpawnedCh
   const LaunchPlan& plan = job->plan;
   auto run = std::make_shared<WorkerRun>(io_, child.value(), plan.stdin_data, plan.transcript_path,
                                          plan.stdout_path, plan.secrets, job->limits,
-                                         std::move(job->cb));
+                                         std::move(job->cb), writer_);
   run->SweepTree(&sweeper_, plan.tree_env, plan.sandboxed);
   run->Start();
   job->launched(std::shared_ptr<RunHandle>(run));

@@ -29,6 +29,7 @@
 
 #include "common/status.h"
 #include "exec/launch_plan.h"
+#include "exec/log_writer.h"
 #include "exec/run_tree.h"
 #include "exec/run_types.h"
 
@@ -80,6 +81,8 @@ class ProcessLauncher final : public Launcher {
   int stuck_threads() const override;
   // Threads left stuck at once, at most; past it a stuck launch is not given up.
   static constexpr int kMaxStuckThreads = 16;
+  // Where the runs' output is written (tests hold it to show the loop does not wait on it).
+  LogWriter& log_writer() { return *writer_; }
 
  private:
   struct Job;
@@ -103,6 +106,7 @@ class ProcessLauncher final : public Launcher {
 
   boost::asio::io_context& io_;
   TreeSweeper sweeper_;  // stops what left a run's process group, off the loop
+  std::shared_ptr<LogWriter> writer_;  // the runs' transcript and stdout.log, off the loop
   std::shared_ptr<Shared> shared_;
   std::thread thread_;  // the current spawn thread, unless an executor was given
   std::optional<boost::asio::any_io_executor> spawns_;  // the given one (tests)

@@ -8,8 +8,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
+#include <utility>
 
+#include "exec/capped_log.h"
 #include "exec/child_registry.h"
 #include "exec/proc_info.h"
 
@@ -19,9 +22,41 @@ constexpr size_t kStderrTail = 8192;
 
 }  // namespace
 
+// Opened (and the dispatch directory made) with the first output byte: a silent run creates
+// no files.
+struct WorkerRun::Logs {
+  std::string transcript_path, stdout_path;
+  int64_t cap = 0;
+  bool opened = false;
+  CappedLog transcript, stdout_log;
+
+  void Write(const std::string& data, bool is_stdout) {
+    if (!opened) Open();
+    transcript.Append(data);
+    if (is_stdout) stdout_log.Append(data);
+  }
+  void Open() {
+    opened = true;
+    // The dispatch directory exists already when the plan needed it before the spawn.
+    std::string dir = std::filesystem::path(transcript_path).parent_path();
+    if (mkdir(dir.c_str(), 0700) != 0 && errno == ENOENT) {
+      std::error_code ec;
+      std::filesystem::create_directories(std::filesystem::path(dir).parent_path(), ec);
+      mkdir(dir.c_str(), 0700);
+    }
+    transcript.Open(transcript_path, cap);
+    stdout_log.Open(stdout_path, cap);
+  }
+  void Close() {
+    transcript.Close();
+    stdout_log.Close();
+  }
+};
+
 WorkerRun::WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::string stdin_data,
                      std::string transcript_path, std::string stdout_path,
-                     std::vector<std::string> secrets, RunLimits limits, RunCallbacks cb)
+                     std::vector<std::string> secrets, RunLimits limits, RunCallbacks cb,
+                     std::shared_ptr<LogWriter> writer)
     : io_(io),
       child_(child),
       stdin_data_(std::move(stdin_data)),
@@ -37,27 +72,16 @@ WorkerRun::WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::strin
       eof_timer_(io),
       poll_timer_(io),
       out_redactor_(std::move(secrets)),
-      err_redactor_(out_redactor_) {  // the same forms: computed once
+      err_redactor_(out_redactor_),  // the same forms: computed once
+      writer_(std::move(writer)),
+      logs_(std::make_shared<Logs>()) {
   if (child.stdin_fd >= 0) stdin_.assign(child.stdin_fd);  // else /dev/null: nothing to write
   if (child.pidfd >= 0) pidfd_.assign(child.pidfd);
-  transcript_path_ = std::move(transcript_path);
-  stdout_path_ = std::move(stdout_path);
+  logs_->transcript_path = std::move(transcript_path);
+  logs_->stdout_path = std::move(stdout_path);
+  logs_->cap = limits_.log_cap_bytes;
   last_output_ = std::chrono::steady_clock::now();
   last_activity_ = last_output_;
-}
-
-void WorkerRun::OpenFiles() {
-  if (files_opened_) return;
-  files_opened_ = true;
-  // The dispatch directory exists already when the plan needed it before the spawn.
-  std::string dir = std::filesystem::path(transcript_path_).parent_path();
-  if (mkdir(dir.c_str(), 0700) != 0 && errno == ENOENT) {
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(dir).parent_path(), ec);
-    mkdir(dir.c_str(), 0700);
-  }
-  transcript_.Open(transcript_path_, limits_.log_cap_bytes);
-  stdout_log_.Open(stdout_path_, limits_.log_cap_bytes);
 }
 
 WorkerRun::~WorkerRun() = default;
@@ -101,16 +125,45 @@ void WorkerRun::WriteStdin() {
 
 void WorkerRun::Append(bool is_stdout, std::string_view data) {
   std::string clean = is_stdout ? out_redactor_.Feed(data) : err_redactor_.Feed(data);
-  if (clean.empty()) return;
-  OpenFiles();
-  transcript_.Append(clean);
+  if (clean.empty()) {  // held back by the redactor: output came, nothing new to write
+    if (cb_.on_output) cb_.on_output();
+    return;
+  }
   if (is_stdout) {
-    stdout_log_.Append(clean);
     if (cb_.on_stdout) cb_.on_stdout(clean);
   } else {
     outcome_.stderr_tail += clean;
     if (outcome_.stderr_tail.size() > kStderrTail) {
       outcome_.stderr_tail.erase(0, outcome_.stderr_tail.size() - kStderrTail);
+    }
+  }
+  Write(std::move(clean), is_stdout);
+}
+
+void WorkerRun::Write(std::string data, bool is_stdout) {
+  const auto n = static_cast<int64_t>(data.size());
+  unwritten_ += n;
+  writer_->Post([logs = logs_, data = std::move(data), is_stdout, &io = io_,
+                 weak = weak_from_this(), n] {
+    logs->Write(data, is_stdout);
+    boost::asio::post(io, [weak, n] {
+      if (auto self = weak.lock()) self->OnWritten(n);
+    });
+  });
+}
+
+void WorkerRun::OnWritten(int64_t n) {
+  unwritten_ -= n;
+  if (cb_.on_output) cb_.on_output();
+  // Read again once half the bound is written: not a read per written chunk.
+  if (unwritten_ > kMaxUnwritten / 2) return;
+  for (bool is_stdout : {true, false}) {
+    if (!std::exchange(paused_[is_stdout], false)) continue;
+    auto& stream = is_stdout ? stdout_ : stderr_;
+    if (stream.is_open()) {
+      ReadStream(is_stdout);
+    } else {
+      OnStreamEnd(is_stdout);  // closed while it waited (eof_grace after the leader's exit)
     }
   }
 }
@@ -127,9 +180,12 @@ void WorkerRun::ReadStream(bool is_stdout) {
           self->last_output_ = std::chrono::steady_clock::now();
           self->silence_reported_.reset();
           self->Append(is_stdout, std::string_view(buf, n));
-          if (self->cb_.on_output) self->cb_.on_output();
         }
         if (ec) return self->OnStreamEnd(is_stdout);
+        if (self->unwritten_ > kMaxUnwritten) {
+          self->paused_[is_stdout] = true;  // OnWritten reads on
+          return;
+        }
         self->ReadStream(is_stdout);
       });
 }
@@ -138,14 +194,12 @@ void WorkerRun::OnStreamEnd(bool is_stdout) {
   --open_streams_;
   std::string tail = is_stdout ? out_redactor_.Finish() : err_redactor_.Finish();
   if (!tail.empty()) {
-    OpenFiles();
-    transcript_.Append(tail);
     if (is_stdout) {
-      stdout_log_.Append(tail);
       if (cb_.on_stdout) cb_.on_stdout(tail);
     } else {
       outcome_.stderr_tail += tail;
     }
+    Write(std::move(tail), is_stdout);
   }
   boost::system::error_code ignore;
   (is_stdout ? stdout_ : stderr_).close(ignore);
@@ -319,12 +373,19 @@ void WorkerRun::MaybeFinish() {
   kill_timer_.cancel();
   eof_timer_.cancel();
   poll_timer_.cancel();
-  transcript_.Close();
-  stdout_log_.Close();
-  if (cb_.on_finished) {
-    auto cb = std::move(cb_.on_finished);
-    cb(outcome_);
+  // The outcome goes out once the logs are closed, after every chunk before it is written.
+  auto cb = std::move(cb_.on_finished);
+  if (unwritten_ == 0) {
+    // Each chunk's OnWritten ran here: the writer is done with these logs (a silent run, such
+    // as most commands, never had any), so no hop through its thread.
+    logs_->Close();
+    if (cb) cb(outcome_);
+    return;
   }
+  writer_->Post([logs = logs_, &io = io_, cb = std::move(cb), outcome = outcome_] {
+    logs->Close();
+    if (cb) boost::asio::post(io, [cb, outcome] { cb(outcome); });
+  });
 }
 
 }  // namespace conclave::exec

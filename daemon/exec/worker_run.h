@@ -4,11 +4,14 @@
 // A run is finished only when the process has exited AND both pipes reached EOF (tmux's rule).
 // The leader is reaped only then: until it is, its zombie pins the process group id, so
 // signalling the group can never reach a recycled group. If the worker exits but a descendant keeps the pipes open, the rest of the process
-// group is killed after eof_grace. Output is redacted and appended to the transcript file
-// (created with the first output byte, with the dispatch directory if missing; stdout and
-// stderr interleaved as they arrive) and stdout alone to stdout.log, each capped on disk
-// (CappedLog: head + tail, stitched after the run); memory use is bounded whatever the output
-// size. Timeouts: hard (SIGTERM to the group, SIGKILL after
+// group is killed after eof_grace. Output is redacted on the loop and appended, on the log
+// writer's thread (exec/log_writer), to the transcript file (created with the first output
+// byte, with the dispatch directory if missing; stdout and stderr interleaved as they arrive)
+// and stdout alone to stdout.log, each capped on disk (CappedLog: head + tail, stitched after
+// the run). on_stdout sees each redacted stdout chunk at once; on_output follows once the chunk
+// is written, and on_finished once the logs are closed. Past kMaxUnwritten bytes handed to the
+// writer and not yet written, the pipes are not read (the worker waits on them): memory use is
+// bounded whatever the output size. Timeouts: hard (SIGTERM to the group, SIGKILL after
 // kill_grace), idle (no output and no activity noted for idle_timeout → on_idle, once per
 // silence) and idle kill (the same for idle_kill). Activity is judged by the caller (the
 // service layer samples /proc off the loop) and reported with NoteActivity().
@@ -23,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "exec/capped_log.h"
 #include "exec/child_process.h"
+#include "exec/log_writer.h"
 #include "exec/redactor.h"
 #include "exec/run_tree.h"
 #include "exec/run_types.h"
@@ -35,9 +38,13 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
  public:
   enum class Phase { kRunning, kTerminating, kExited, kFinished };
 
+  // Redacted output handed to the writer and not written yet, at most (then reading pauses).
+  static constexpr int64_t kMaxUnwritten = 512 * 1024;
+
   WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::string stdin_data,
             std::string transcript_path, std::string stdout_path,
-            std::vector<std::string> secrets, RunLimits limits, RunCallbacks cb);
+            std::vector<std::string> secrets, RunLimits limits, RunCallbacks cb,
+            std::shared_ptr<LogWriter> writer);
   ~WorkerRun() override;
 
   void Start();
@@ -53,6 +60,9 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   std::chrono::steady_clock::time_point last_output() const override { return last_output_; }
   void NoteActivity() override;
   Phase phase() const { return phase_; }
+  // Bytes handed to the writer and not written yet; whether a pipe waits for them (tests).
+  int64_t unwritten_bytes() const { return unwritten_; }
+  bool reading_paused() const { return paused_[0] || paused_[1]; }
 
  private:
   bool exited() const { return phase_ == Phase::kExited || phase_ == Phase::kFinished; }
@@ -78,12 +88,14 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   boost::asio::posix::stream_descriptor stdin_, stdout_, stderr_, pidfd_;
   boost::asio::steady_timer hard_timer_, idle_timer_, kill_timer_, eof_timer_, poll_timer_;
   StreamRedactor out_redactor_, err_redactor_;
-  // Opened (and the dispatch directory made) with the first output byte: a silent run
-  // creates no files.
-  void OpenFiles();
-  std::string transcript_path_, stdout_path_;
-  bool files_opened_ = false;
-  CappedLog transcript_, stdout_log_;
+  // The run's two logs, written on the writer's thread only.
+  struct Logs;
+  void Write(std::string data, bool is_stdout);
+  void OnWritten(int64_t n);
+  std::shared_ptr<LogWriter> writer_;
+  std::shared_ptr<Logs> logs_;
+  int64_t unwritten_ = 0;
+  bool paused_[2] = {false, false};  // [is_stdout]: not read until the writer catches up
   char out_buf_[16384], err_buf_[16384];
   Phase phase_ = Phase::kRunning;
   int open_streams_ = 2;  // stdout and stderr until each reaches EOF

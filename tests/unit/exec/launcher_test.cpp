@@ -26,19 +26,11 @@
 #include <vector>
 
 #include "in_child.h"
+#include "io_run_until.h"
 
 using namespace conclave;
 
 namespace {
-
-// Runs the loop until done() holds; false after a minute (a bound against a hang, not a wait).
-bool RunUntil(boost::asio::io_context& io, const std::function<bool()>& done) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!done() && std::chrono::steady_clock::now() < deadline) {
-    io.run_one_for(std::chrono::seconds(1));
-  }
-  return done();
-}
 
 exec::LaunchPlan TruePlan(const std::string& dir, std::atomic<pid_t>* early) {
   exec::LaunchPlan plan;

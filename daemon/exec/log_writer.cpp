@@ -1,0 +1,59 @@
+#include "exec/log_writer.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+
+#include "exec/child_process.h"
+
+namespace conclave::exec {
+
+LogWriter::LogWriter() : thread_([this] { ThreadMain(); }) {}
+
+LogWriter::~LogWriter() { Close(); }
+
+void LogWriter::Post(std::function<void()> job) {
+  {
+    std::lock_guard lock(mu_);
+    if (!closed_) {
+      queue_.push_back(std::move(job));
+      if (queue_.size() == 1) wake_.notify_one();  // else it is awake, or woken already
+      return;
+    }
+  }
+  job();  // closed: the caller writes
+}
+
+void LogWriter::Close() {
+  {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+  }
+  wake_.notify_one();
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+void LogWriter::ThreadMain() {
+  // Best effort, for this thread alone (a thread's nice is its own on Linux); capped at 19.
+  if (int inc = ChildNice(); inc > 0) {
+    const id_t self = static_cast<id_t>(gettid());
+    errno = 0;
+    int now = getpriority(PRIO_PROCESS, self);
+    if (errno == 0) setpriority(PRIO_PROCESS, self, now + inc > 19 ? 19 : now + inc);
+  }
+  std::unique_lock lock(mu_);
+  for (;;) {
+    wake_.wait(lock, [&] { return closed_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // closed, and everything posted before is done
+    std::function<void()> job = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    job();
+    job = nullptr;  // what it holds goes here, not under the lock
+    lock.lock();
+  }
+}
+
+}  // namespace conclave::exec

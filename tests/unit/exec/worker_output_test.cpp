@@ -1,0 +1,139 @@
+// Unit tests: a real worker's output is written off the loop (exec/log_writer). With the
+// launcher's writer held, the loop runs on, on_stdout sees the output and the process is
+// reaped, but nothing is on disk and the outcome waits; a worker printing faster than the
+// writer writes is held at its pipe once kMaxUnwritten bytes wait, and loses nothing.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iterator>
+#include <optional>
+#include <string>
+
+#include "exec/launcher.h"
+#include "exec/worker_run.h"
+#include "io_run_until.h"
+
+using namespace conclave;
+
+namespace {
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+struct Fixture {
+  Fixture() {
+    char tmpl[] = "/tmp/cv-output-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    dir = tmpl;
+  }
+  ~Fixture() {
+    if (!released) Release();  // a failed check must not leave the writer's thread held
+    launcher.reset();
+    std::filesystem::remove_all(dir);
+  }
+
+  // Holds the writer: every write queues behind this until Release.
+  void Hold() {
+    launcher->log_writer().Post([held = gate.get_future().share()] { held.wait(); });
+  }
+  void Release() {
+    released = true;
+    gate.set_value();
+  }
+
+  std::shared_ptr<exec::WorkerRun> Launch(std::vector<std::string> argv) {
+    exec::LaunchPlan plan;
+    plan.spec.argv = std::move(argv);
+    plan.spec.env = {"PATH=/usr/bin:/bin"};
+    plan.spec.cwd = dir;
+    plan.spec.stdin_null = true;
+    plan.transcript_path = dir + "/d/transcript.log";
+    plan.stdout_path = dir + "/d/stdout.log";
+    exec::RunLimits limits;
+    limits.hard_timeout = std::chrono::seconds(60);
+    exec::RunCallbacks cb;
+    cb.on_stdout = [this](std::string_view chunk) { seen += chunk; };
+    cb.on_output = [this] { ++outputs; };
+    cb.on_finished = [this](const exec::RunOutcome& o) { finished = o; };
+    std::optional<StatusOr<std::shared_ptr<exec::RunHandle>>> launched;
+    launcher->Start(std::move(plan), limits, std::move(cb),
+                   [&](StatusOr<std::shared_ptr<exec::RunHandle>> r) { launched = std::move(r); });
+    REQUIRE(RunUntil(io, [&] { return launched.has_value(); }));
+    REQUIRE(launched->ok());
+    auto run = std::dynamic_pointer_cast<exec::WorkerRun>(launched->value());
+    REQUIRE(run != nullptr);
+    return run;
+  }
+
+  std::string dir;
+  boost::asio::io_context io;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard =
+      boost::asio::make_work_guard(io);
+  std::optional<exec::ProcessLauncher> launcher{std::in_place, io};
+  std::promise<void> gate;
+  bool released = false;
+  std::string seen;
+  int outputs = 0;
+  std::optional<exec::RunOutcome> finished;
+};
+
+TEST_CASE("a worker's output is written off the loop and its outcome waits for the writes",
+          "[exec][launch]") {
+  Fixture fx;
+  fx.Hold();
+  auto run = fx.Launch({"/bin/sh", "-c", "printf out-1; printf err-1 >&2"});
+  // The process exits and both pipes end while nothing can be written.
+  REQUIRE(RunUntil(fx.io, [&] { return run->finished(); }));
+  bool loop_ran = false;
+  boost::asio::post(fx.io, [&] { loop_ran = true; });
+  REQUIRE(RunUntil(fx.io, [&] { return loop_ran; }));
+  CHECK(fx.seen == "out-1");  // the budget's probe reads stdout as it comes
+  CHECK(fx.outputs == 0);     // a follower is told only of what it can read
+  CHECK(!fx.finished.has_value());
+  CHECK(!std::filesystem::exists(fx.dir + "/d"));
+  CHECK(run->unwritten_bytes() == 10);
+  fx.Release();
+  REQUIRE(RunUntil(fx.io, [&] { return fx.finished.has_value(); }));
+  CHECK(fx.finished->exit_code == 0);
+  CHECK(fx.outputs >= 1);
+  CHECK(run->unwritten_bytes() == 0);
+  const std::string transcript = Slurp(fx.dir + "/d/transcript.log");
+  CHECK(transcript.size() == 10);
+  CHECK(transcript.find("out-1") != std::string::npos);
+  CHECK(transcript.find("err-1") != std::string::npos);
+  CHECK(Slurp(fx.dir + "/d/stdout.log") == "out-1");
+}
+
+TEST_CASE("a worker printing faster than its output is written waits at its pipe, losing nothing",
+          "[exec][launch]") {
+  constexpr int64_t kBytes = 8 << 20;
+  Fixture fx;
+  fx.Hold();
+  auto run = fx.Launch({"/bin/sh", "-c", "head -c 8388608 /dev/zero | tr '\\0' x"});
+  REQUIRE(RunUntil(fx.io, [&] { return run->reading_paused() || run->finished(); }));
+  REQUIRE(run->reading_paused());
+  CHECK(run->unwritten_bytes() > exec::WorkerRun::kMaxUnwritten);
+  CHECK(run->unwritten_bytes() <= exec::WorkerRun::kMaxUnwritten + 16384);  // one read past it
+  CHECK(run->phase() == exec::WorkerRun::Phase::kRunning);  // its output is not all read
+  fx.Release();
+  REQUIRE(RunUntil(fx.io, [&] { return fx.finished.has_value(); }));
+  CHECK(fx.finished->exit_code == 0);
+  CHECK(fx.finished->stdout_bytes == kBytes);
+  struct stat st {};
+  REQUIRE(stat((fx.dir + "/d/stdout.log").c_str(), &st) == 0);
+  CHECK(st.st_size == kBytes);
+  REQUIRE(stat((fx.dir + "/d/transcript.log").c_str(), &st) == 0);
+  CHECK(st.st_size == kBytes);
+  CHECK(fx.seen.size() == static_cast<size_t>(kBytes));
+}
+
+}  // namespace
