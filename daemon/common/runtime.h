@@ -24,7 +24,8 @@ namespace conclave {
 void ProductionRuntime();
 
 // Puts the calling thread in SCHED_BATCH, so the threads it starts from now on (gRPC's, the
-// helper pool, the checkpointer, the log writer) inherit it. Does nothing unless the thread runs SCHED_OTHER.
+// helper pool, the checkpointer, the log writer) inherit it. Does nothing unless the thread
+// runs SCHED_OTHER.
 void BeginBackgroundThreads();
 // Puts the calling thread (the loop) back to SCHED_OTHER after BeginBackgroundThreads().
 void EndBackgroundThreads();

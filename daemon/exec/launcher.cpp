@@ -65,8 +65,9 @@ ProcessLauncher::~ProcessLauncher() {
   // A spawn under way finishes first. A thread replaced as stuck was detached: it holds only
   // the shared state, and discards what it comes back with.
   if (thread_.joinable()) thread_.join();
-  // What runs have handed the writer is written (and their outcomes posted) before the loop
-  // goes; a run still going writes on the loop from now on.
+  // What runs have handed the writer is written before the launcher goes (main's loop has
+  // stopped by then: outcomes it posts are not run); a run still going writes on the caller's
+  // thread from now on.
   writer_->Close();
 }
 

@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <exception>
 #include <utility>
+
+#include <spdlog/spdlog.h>
 
 #include "exec/child_process.h"
 
@@ -17,13 +20,13 @@ LogWriter::~LogWriter() { Close(); }
 void LogWriter::Post(std::function<void()> job) {
   {
     std::lock_guard lock(mu_);
-    if (!closed_) {
+    if (!exited_) {
       queue_.push_back(std::move(job));
       if (queue_.size() == 1) wake_.notify_one();  // else it is awake, or woken already
       return;
     }
   }
-  job();  // closed: the caller writes
+  RunJob(job);  // the thread is gone: the caller writes
 }
 
 void LogWriter::Close() {
@@ -32,7 +35,19 @@ void LogWriter::Close() {
     closed_ = true;
   }
   wake_.notify_one();
+  std::lock_guard join(join_mu_);
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+void LogWriter::RunJob(std::function<void()>& job) {
+  try {
+    job();
+  } catch (const std::exception& e) {
+    spdlog::error("log writer: a write failed: {}", e.what());
+  } catch (...) {
+    spdlog::error("log writer: a write failed");
+  }
+  job = nullptr;  // what it holds goes here, not under the lock
 }
 
 void LogWriter::ThreadMain() {
@@ -46,12 +61,14 @@ void LogWriter::ThreadMain() {
   std::unique_lock lock(mu_);
   for (;;) {
     wake_.wait(lock, [&] { return closed_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // closed, and everything posted before is done
+    if (queue_.empty()) {  // closed, and everything posted before is done
+      exited_ = true;
+      return;
+    }
     std::function<void()> job = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
-    job();
-    job = nullptr;  // what it holds goes here, not under the lock
+    RunJob(job);
     lock.lock();
   }
 }

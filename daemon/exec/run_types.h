@@ -39,7 +39,9 @@ struct RunOutcome {
 
 struct RunCallbacks {
   std::function<void(std::string_view stdout_chunk)> on_stdout;  // redacted
-  std::function<void()> on_output;                               // any output arrived
+  // Output arrived: once it is written to the transcript (or at once, when the redactor holds
+  // it back for now).
+  std::function<void()> on_output;
   std::function<void(std::chrono::milliseconds silent_for)> on_idle;
   std::function<void(const RunOutcome&)> on_finished;  // exactly once
 };

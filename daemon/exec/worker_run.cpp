@@ -1,12 +1,14 @@
 #include "exec/worker_run.h"
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
@@ -174,13 +176,7 @@ void WorkerRun::ReadStream(bool is_stdout) {
   stream.async_read_some(
       boost::asio::buffer(buf, sizeof(out_buf_)),
       [self = shared_from_this(), is_stdout, buf](const boost::system::error_code& ec, size_t n) {
-        if (n > 0) {
-          (is_stdout ? self->outcome_.stdout_bytes : self->outcome_.stderr_bytes) +=
-              static_cast<int64_t>(n);
-          self->last_output_ = std::chrono::steady_clock::now();
-          self->silence_reported_.reset();
-          self->Append(is_stdout, std::string_view(buf, n));
-        }
+        if (n > 0) self->OnRead(is_stdout, std::string_view(buf, n));
         if (ec) return self->OnStreamEnd(is_stdout);
         if (self->unwritten_ > kMaxUnwritten) {
           self->paused_[is_stdout] = true;  // OnWritten reads on
@@ -188,6 +184,29 @@ void WorkerRun::ReadStream(bool is_stdout) {
         }
         self->ReadStream(is_stdout);
       });
+}
+
+void WorkerRun::OnRead(bool is_stdout, std::string_view data) {
+  (is_stdout ? outcome_.stdout_bytes : outcome_.stderr_bytes) += static_cast<int64_t>(data.size());
+  last_output_ = std::chrono::steady_clock::now();
+  silence_reported_.reset();
+  Append(is_stdout, data);
+}
+
+void WorkerRun::DrainPaused(bool is_stdout) {
+  auto& stream = is_stdout ? stdout_ : stderr_;
+  if (!paused_[is_stdout] || !stream.is_open()) return;
+  // What the pipe holds now, at most its size: a descendant still writing cannot keep this going.
+  int left = 0;
+  if (ioctl(stream.native_handle(), FIONREAD, &left) != 0) return;
+  char* buf = is_stdout ? out_buf_ : err_buf_;  // no read is pending on it while paused
+  while (left > 0) {
+    ssize_t n = read(stream.native_handle(), buf, std::min<size_t>(left, sizeof(out_buf_)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    left -= static_cast<int>(n);
+    OnRead(is_stdout, std::string_view(buf, static_cast<size_t>(n)));
+  }
 }
 
 void WorkerRun::OnStreamEnd(bool is_stdout) {
@@ -260,6 +279,9 @@ void WorkerRun::OnExited(int exit_code, int term_signal) {
       // group id may be someone else's now.
       if (ec || self->phase_ == Phase::kFinished) return;
       self->KillGroupIfPinned();
+      // A pipe not read while the writer catches up holds the worker's last output.
+      self->DrainPaused(true);
+      self->DrainPaused(false);
       boost::system::error_code ignore;
       self->stdout_.close(ignore);
       self->stderr_.close(ignore);
@@ -317,6 +339,11 @@ void WorkerRun::NoteActivity() {
 
 void WorkerRun::OnIdleTick() {
   auto now = std::chrono::steady_clock::now();
+  if (reading_paused()) {  // it waits at a pipe the daemon does not read: not idle
+    last_activity_ = now;
+    silence_reported_.reset();
+    return;
+  }
   // Idle only when silent AND inactive: the later of the last output and the last activity.
   auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(
       now - std::max(last_output_, last_activity_));
@@ -382,9 +409,12 @@ void WorkerRun::MaybeFinish() {
     if (cb) cb(outcome_);
     return;
   }
-  writer_->Post([logs = logs_, &io = io_, cb = std::move(cb), outcome = outcome_] {
+  writer_->Post([logs = logs_, &io = io_, cb = std::move(cb), outcome = outcome_]() mutable {
     logs->Close();
-    if (cb) boost::asio::post(io, [cb, outcome] { cb(outcome); });
+    // Moved on: what the callback holds is let go on the loop.
+    if (cb) boost::asio::post(io, [cb = std::move(cb), outcome = std::move(outcome)] {
+      cb(outcome);
+    });
   });
 }
 

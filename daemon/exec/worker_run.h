@@ -10,8 +10,9 @@
 // and stdout alone to stdout.log, each capped on disk (CappedLog: head + tail, stitched after
 // the run). on_stdout sees each redacted stdout chunk at once; on_output follows once the chunk
 // is written, and on_finished once the logs are closed. Past kMaxUnwritten bytes handed to the
-// writer and not yet written, the pipes are not read (the worker waits on them): memory use is
-// bounded whatever the output size. Timeouts: hard (SIGTERM to the group, SIGKILL after
+// writer and not yet written, the pipes are not read (the worker waits on them, and is not
+// idle meanwhile; what a pipe holds when eof_grace ends is read before it is closed): memory
+// use is bounded whatever the output size. Timeouts: hard (SIGTERM to the group, SIGKILL after
 // kill_grace), idle (no output and no activity noted for idle_timeout → on_idle, once per
 // silence) and idle kill (the same for idle_kill). Activity is judged by the caller (the
 // service layer samples /proc off the loop) and reported with NoteActivity().
@@ -63,12 +64,16 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   // Bytes handed to the writer and not written yet; whether a pipe waits for them (tests).
   int64_t unwritten_bytes() const { return unwritten_; }
   bool reading_paused() const { return paused_[0] || paused_[1]; }
+  bool pipes_open() const { return stdout_.is_open() || stderr_.is_open(); }
 
  private:
   bool exited() const { return phase_ == Phase::kExited || phase_ == Phase::kFinished; }
   void WriteStdin();
   void ReadStream(bool is_stdout);
   void OnStreamEnd(bool is_stdout);
+  void OnRead(bool is_stdout, std::string_view data);
+  // Reads what a paused pipe holds before it is closed (eof_grace passed).
+  void DrainPaused(bool is_stdout);
   void WatchExit();
   void OnExited(int exit_code, int term_signal);
   void KillGroupIfPinned();

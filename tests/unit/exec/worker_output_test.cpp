@@ -1,7 +1,8 @@
 // Unit tests: a real worker's output is written off the loop (exec/log_writer). With the
 // launcher's writer held, the loop runs on, on_stdout sees the output and the process is
 // reaped, but nothing is on disk and the outcome waits; a worker printing faster than the
-// writer writes is held at its pipe once kMaxUnwritten bytes wait, and loses nothing.
+// writer writes is held at its pipe once kMaxUnwritten bytes wait, and loses nothing, not even
+// what its pipe holds when eof_grace ends.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,7 +51,8 @@ struct Fixture {
     gate.set_value();
   }
 
-  std::shared_ptr<exec::WorkerRun> Launch(std::vector<std::string> argv) {
+  std::shared_ptr<exec::WorkerRun> Launch(std::vector<std::string> argv,
+                                          exec::RunLimits limits = {}) {
     exec::LaunchPlan plan;
     plan.spec.argv = std::move(argv);
     plan.spec.env = {"PATH=/usr/bin:/bin"};
@@ -58,7 +60,6 @@ struct Fixture {
     plan.spec.stdin_null = true;
     plan.transcript_path = dir + "/d/transcript.log";
     plan.stdout_path = dir + "/d/stdout.log";
-    exec::RunLimits limits;
     limits.hard_timeout = std::chrono::seconds(60);
     exec::RunCallbacks cb;
     cb.on_stdout = [this](std::string_view chunk) { seen += chunk; };
@@ -134,6 +135,28 @@ TEST_CASE("a worker printing faster than its output is written waits at its pipe
   REQUIRE(stat((fx.dir + "/d/transcript.log").c_str(), &st) == 0);
   CHECK(st.st_size == kBytes);
   CHECK(fx.seen.size() == static_cast<size_t>(kBytes));
+}
+
+// The leader exits with its last output still in a pipe the daemon is not reading (the writer
+// is behind): eof_grace (0 here) ends, and that output is read before the pipe is closed.
+TEST_CASE("what a worker printed last is read when eof_grace ends while its pipe waits",
+          "[exec][launch]") {
+  constexpr int64_t kBytes = 560 << 10;  // past kMaxUnwritten plus one read, within one pipe more
+  Fixture fx;
+  fx.Hold();
+  exec::RunLimits limits;
+  limits.eof_grace = std::chrono::milliseconds(0);
+  auto run = fx.Launch({"/bin/sh", "-c", "head -c 573440 /dev/zero | tr '\\0' x"}, limits);
+  REQUIRE(RunUntil(fx.io, [&] { return !run->pipes_open() || fx.finished.has_value(); }));
+  REQUIRE(!fx.finished.has_value());
+  CHECK(run->reading_paused());  // closed while it waited
+  fx.Release();
+  REQUIRE(RunUntil(fx.io, [&] { return fx.finished.has_value(); }));
+  CHECK(fx.finished->exit_code == 0);
+  CHECK(fx.finished->stdout_bytes == kBytes);
+  struct stat st {};
+  REQUIRE(stat((fx.dir + "/d/stdout.log").c_str(), &st) == 0);
+  CHECK(st.st_size == kBytes);
 }
 
 }  // namespace
