@@ -1,5 +1,6 @@
 #include "exec/log_writer.h"
 
+#include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -51,6 +52,7 @@ void LogWriter::RunJob(std::function<void()>& job) {
 }
 
 void LogWriter::ThreadMain() {
+  pthread_setname_np(pthread_self(), "log-writer");  // as top -H and /proc show it
   // Best effort, for this thread alone (a thread's nice is its own on Linux); capped at 19.
   if (int inc = ChildNice(); inc > 0) {
     const id_t self = static_cast<id_t>(gettid());
