@@ -75,6 +75,21 @@ struct Fixture {
     return run;
   }
 
+  // Lets the writer go; the run then ends with all `bytes` of its stdout read and on disk, in
+  // stdout.log and in the transcript.
+  void ReleaseAndCheckAllWritten(int64_t bytes) {
+    Release();
+    REQUIRE(RunUntil(io, [&] { return finished.has_value(); }));
+    CHECK(finished->exit_code == 0);
+    CHECK(finished->stdout_bytes == bytes);
+    for (const char* log : {"/d/stdout.log", "/d/transcript.log"}) {
+      struct stat st {};
+      REQUIRE(stat((dir + log).c_str(), &st) == 0);
+      CHECK(st.st_size == bytes);
+    }
+    CHECK(seen.size() == static_cast<size_t>(bytes));
+  }
+
   std::string dir;
   boost::asio::io_context io;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard =
@@ -125,16 +140,7 @@ TEST_CASE("a worker printing faster than its output is written waits at its pipe
   CHECK(run->unwritten_bytes() > exec::WorkerRun::kMaxUnwritten);
   CHECK(run->unwritten_bytes() <= exec::WorkerRun::kMaxUnwritten + 16384);  // one read past it
   CHECK(run->phase() == exec::WorkerRun::Phase::kRunning);  // its output is not all read
-  fx.Release();
-  REQUIRE(RunUntil(fx.io, [&] { return fx.finished.has_value(); }));
-  CHECK(fx.finished->exit_code == 0);
-  CHECK(fx.finished->stdout_bytes == kBytes);
-  struct stat st {};
-  REQUIRE(stat((fx.dir + "/d/stdout.log").c_str(), &st) == 0);
-  CHECK(st.st_size == kBytes);
-  REQUIRE(stat((fx.dir + "/d/transcript.log").c_str(), &st) == 0);
-  CHECK(st.st_size == kBytes);
-  CHECK(fx.seen.size() == static_cast<size_t>(kBytes));
+  fx.ReleaseAndCheckAllWritten(kBytes);
 }
 
 // The leader exits with its last output still in a pipe the daemon is not reading (the writer
@@ -150,13 +156,7 @@ TEST_CASE("what a worker printed last is read when eof_grace ends while its pipe
   REQUIRE(RunUntil(fx.io, [&] { return !run->pipes_open() || fx.finished.has_value(); }));
   REQUIRE(!fx.finished.has_value());
   CHECK(run->reading_paused());  // closed while it waited
-  fx.Release();
-  REQUIRE(RunUntil(fx.io, [&] { return fx.finished.has_value(); }));
-  CHECK(fx.finished->exit_code == 0);
-  CHECK(fx.finished->stdout_bytes == kBytes);
-  struct stat st {};
-  REQUIRE(stat((fx.dir + "/d/stdout.log").c_str(), &st) == 0);
-  CHECK(st.st_size == kBytes);
+  fx.ReleaseAndCheckAllWritten(kBytes);
 }
 
 }  // namespace
