@@ -338,6 +338,7 @@ void WorkerRun::NoteActivity() {
 }
 
 void WorkerRun::OnIdleTick() {
+  ++idle_checks_;
   auto now = std::chrono::steady_clock::now();
   if (reading_paused()) {  // it waits at a pipe the daemon does not read: not idle
     last_activity_ = now;

@@ -3,19 +3,19 @@
 //   running | terminating ──(leader exited)──▶ exited ──(stdout and stderr at EOF)──▶ finished
 // A run is finished only when the process has exited AND both pipes reached EOF (tmux's rule).
 // The leader is reaped only then: until it is, its zombie pins the process group id, so
-// signalling the group can never reach a recycled group. If the worker exits but a descendant keeps the pipes open, the rest of the process
-// group is killed after eof_grace. Output is redacted on the loop and appended, on the log
-// writer's thread (exec/log_writer), to the transcript file (created with the first output
-// byte, with the dispatch directory if missing; stdout and stderr interleaved as they arrive)
-// and stdout alone to stdout.log, each capped on disk (CappedLog: head + tail, stitched after
-// the run). on_stdout sees each redacted stdout chunk at once; on_output follows once the chunk
-// is written, and on_finished once the logs are closed. Past kMaxUnwritten bytes handed to the
-// writer and not yet written, the pipes are not read (the worker waits on them, and is not
-// idle meanwhile; what a pipe holds when eof_grace ends is read before it is closed): memory
-// use is bounded whatever the output size. Timeouts: hard (SIGTERM to the group, SIGKILL after
-// kill_grace), idle (no output and no activity noted for idle_timeout → on_idle, once per
-// silence) and idle kill (the same for idle_kill). Activity is judged by the caller (the
-// service layer samples /proc off the loop) and reported with NoteActivity().
+// signalling the group can never reach a recycled group. If the worker exits but a descendant keeps
+// the pipes open, the rest of the process group is killed after eof_grace. Output is redacted on
+// the loop and appended, on the log writer's thread (exec/log_writer), to the transcript file
+// (created with the first output byte, with the dispatch directory if missing; stdout and stderr
+// interleaved as they arrive) and stdout alone to stdout.log, each capped on disk (CappedLog: head
+// + tail, stitched after the run). on_stdout sees each redacted stdout chunk at once; on_output
+// follows once the chunk is written, and on_finished once the logs are closed. Past kMaxUnwritten
+// bytes handed to the writer and not yet written, the pipes are not read (the worker waits on them,
+// and is not idle meanwhile; what a pipe holds when eof_grace ends is read before it is closed):
+// memory use is bounded whatever the output size. Timeouts: hard (SIGTERM to the group, SIGKILL
+// after kill_grace), idle (no output and no activity noted for idle_timeout → on_idle, once per
+// silence) and idle kill (the same for idle_kill). Activity is judged by the caller (the service
+// layer samples /proc off the loop) and reported with NoteActivity().
 // Thread-safety: loop thread only. Callbacks run on the loop.
 #pragma once
 
@@ -65,6 +65,8 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   int64_t unwritten_bytes() const { return unwritten_; }
   bool reading_paused() const { return paused_[0] || paused_[1]; }
   bool pipes_open() const { return stdout_.is_open() || stderr_.is_open(); }
+  // How many times the idle timer has checked the run (tests: time passed for the idle rules).
+  int idle_checks() const { return idle_checks_; }
 
  private:
   bool exited() const { return phase_ == Phase::kExited || phase_ == Phase::kFinished; }
@@ -101,6 +103,7 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   std::shared_ptr<Logs> logs_;
   int64_t unwritten_ = 0;
   bool paused_[2] = {false, false};  // [is_stdout]: not read until the writer catches up
+  int idle_checks_ = 0;
   char out_buf_[16384], err_buf_[16384];
   Phase phase_ = Phase::kRunning;
   int open_streams_ = 2;  // stdout and stderr until each reaches EOF

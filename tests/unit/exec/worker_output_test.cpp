@@ -2,7 +2,7 @@
 // launcher's writer held, the loop runs on, on_stdout sees the output and the process is
 // reaped, but nothing is on disk and the outcome waits; a worker printing faster than the
 // writer writes is held at its pipe once kMaxUnwritten bytes wait, and loses nothing, not even
-// what its pipe holds when eof_grace ends.
+// what its pipe holds when eof_grace ends, and is not killed as idle while it waits.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -157,6 +157,30 @@ TEST_CASE("what a worker printed last is read when eof_grace ends while its pipe
   REQUIRE(!fx.finished.has_value());
   CHECK(run->reading_paused());  // closed while it waited
   fx.ReleaseAndCheckAllWritten(kBytes);
+}
+
+// A worker held at its pipe because the writer is behind prints nothing the daemon reads, but
+// it is not silent: idle_kill must not end it, however long the writer takes.
+TEST_CASE("a worker waiting at a pipe the daemon does not read is not killed as idle",
+          "[exec][launch]") {
+  constexpr int64_t kBytes = 1 << 20;
+  Fixture fx;
+  fx.Hold();
+  exec::RunLimits limits;
+  limits.idle_kill = std::chrono::milliseconds(100);  // checked every 50 ms (the floor)
+  auto run = fx.Launch({"/bin/sh", "-c", "head -c 1048576 /dev/zero | tr '\\0' x"}, limits);
+  REQUIRE(RunUntil(fx.io, [&] { return run->reading_paused() || run->finished(); }));
+  REQUIRE(run->reading_paused());
+  // Each check comes at least 50 ms after the one before: the fifth from here is 200 ms or
+  // more after the run's last output was read, twice idle_kill.
+  const int from = run->idle_checks();
+  REQUIRE(RunUntil(fx.io, [&] {
+    return run->idle_checks() >= from + 5 || run->phase() != exec::WorkerRun::Phase::kRunning;
+  }));
+  CHECK(run->phase() == exec::WorkerRun::Phase::kRunning);
+  CHECK(run->reading_paused());
+  fx.ReleaseAndCheckAllWritten(kBytes);
+  CHECK(!fx.finished->idle_killed);
 }
 
 }  // namespace
