@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include "common/runtime.h"
+
 namespace conclave::api {
 
 void CallQueue::Start(std::vector<std::function<void()>> first_calls) {
@@ -11,6 +13,7 @@ void CallQueue::Start(std::vector<std::function<void()>> first_calls) {
 
 void CallQueue::Run() {
   pthread_setname_np(pthread_self(), "grpc-queue");
+  EndBackgroundThreads();  // SCHED_OTHER: a request is read at once (common/runtime.h)
   void* tag = nullptr;
   bool ok = false;
   while (cq_->Next(&tag, &ok)) {

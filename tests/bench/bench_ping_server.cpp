@@ -78,7 +78,7 @@ void BareCall::Fail(const grpc::Status& status) {
 
 int ServeBareAsync(const std::string& socket, const char* what, bool health,
                    boost::asio::io_context* loop, const std::function<void(BareCall*)>& handle) {
-  // gRPC's threads and the completion-queue thread SCHED_BATCH, a loop SCHED_OTHER, as
+  // gRPC's threads SCHED_BATCH, the completion-queue thread and a loop SCHED_OTHER, as
   // conclaved's (common/runtime.h). The process ends on SIGTERM (nothing to flush).
   conclave::BeginBackgroundThreads();
   grpc::EnableDefaultHealthCheckService(health);
@@ -98,6 +98,7 @@ int ServeBareAsync(const std::string& socket, const char* what, bool health,
   };
   std::thread poller([&] {
     pthread_setname_np(pthread_self(), "grpc-queue");  // as conclaved's (api/async_calls)
+    conclave::EndBackgroundThreads();
     request_next();
     void* tag = nullptr;
     bool ok = false;
