@@ -7,21 +7,22 @@
 // removed whenever a mutex is destroyed. It is a debugging aid (off by default in release
 // builds of abseil); ProductionRuntime() turns it off.
 //
-// Background threads run SCHED_BATCH. The loop hands every reply to gRPC, which wakes one of
-// its threads for it; as SCHED_OTHER that thread took the loop's core at once (on 2 cores,
-// gRPC's own threads were half of what preempted the loop) and the loop finished its turn
-// later. A SCHED_BATCH thread is not preempted for and does not preempt on
-// wake-up: it runs on an idle core, or when the thread running sleeps or uses up its slice.
-// It keeps its fair share of CPU. Only the loop, the API's completion-queue thread
-// (api/async_calls) and the launcher's spawning thread (exec/launcher) stay SCHED_OTHER. The
-// queue thread reads every request: as SCHED_BATCH it could not take a core from a worker (nice
-// 10, SCHED_OTHER) when both cores were busy, so each call waited for the worker's slice to end
-// (the load section's wake and GetStatus p99, 5.6–6.6 ms, were ~20% lower without that). It
-// wakes the loop, not the reverse, and the loop replies itself. A child spawned from a batch
-// thread is put back to
-// SCHED_OTHER (SpawnChild), so workers and commands are scheduled as any other process, only
-// child_nice nicer than the daemon (exec::SetChildNice). A daemon started under another policy
-// (systemd's CPUSchedulingPolicy=) is left exactly as it is.
+// Background threads run SCHED_BATCH. The loop hands every reply to gRPC, which wakes one of its
+// threads for it; as SCHED_OTHER that thread took the loop's core at once (on 2 cores, gRPC's own
+// threads were half of what preempted the loop) and the loop finished its turn later. A SCHED_BATCH
+// thread is not preempted for and does not preempt on wake-up: it runs on an idle core, or when the
+// thread running sleeps or uses up its slice. It keeps its fair share of CPU. The threads started
+// before the loop runs (gRPC's, the helpers') stay SCHED_BATCH; the loop, the API's
+// completion-queue thread (api/async_calls) and the launcher's spawning thread (exec/launcher) run
+// SCHED_OTHER, and so do the threads gRPC starts later from the queue thread (its executor's, on
+// demand). The queue thread reads every request: as SCHED_BATCH it could not take a core from a
+// worker (nice 10, SCHED_OTHER) when both cores were busy, so a call waited for the worker's slice
+// to end before it was read. It is woken by each reply's completion too, and may take the loop's
+// core then; measured, the load section's wake and GetStatus p99 fell ~20% and the idle rows did
+// not move (README, Performance). A child spawned from a batch thread is put back to SCHED_OTHER
+// (SpawnChild), so workers and commands are scheduled as any other process, only child_nice nicer
+// than the daemon (exec::SetChildNice). A daemon started under another policy (systemd's
+// CPUSchedulingPolicy=) is left exactly as it is.
 #pragma once
 
 namespace conclave {

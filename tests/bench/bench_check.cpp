@@ -5,21 +5,24 @@
 // answered a Wait at once would skew every ratio without any figure looking wrong. Checks, each
 // printed as ok or FAILED on stderr (exit 1 if any failed):
 //   - the ping and the loop server run one completion-queue thread ("grpc-queue",
-//     SCHED_OTHER as conclaved's) and none of the callback API's "nexting" threads; the loop
-//     server's main thread (its loop) runs SCHED_OTHER;
+//     SCHED_OTHER as conclaved's), every thread started before it SCHED_BATCH, and none of the
+//     callback API's "nexting" threads; the loop server's main thread (its loop) runs
+//     SCHED_OTHER;
 //   - the callback ping does run nexting threads (so the check can tell the two apart);
 //   - the ping answers a call with an empty message;
 //   - the loop server parks a Wait: counts it in GetStatus, leaves it unanswered for 300 ms
 //     after, and answers it with OK once a Send comes;
 //   - the loop server with the daemon's store (its database made by a conclaved started and
-//     stopped for it) is of the same style, its other threads but the queue's SCHED_BATCH,
-//     parks and wakes the
-//     same way, and writes every Send it answered into its database (counted after it is
-//     stopped, through the daemon's own store, as a restarted conclaved would read it).
+//     stopped for it) is of the same style (its checkpointer among the SCHED_BATCH threads),
+//     parks and wakes the same way, and writes every Send it answered into its database
+//     (counted after it is stopped, through the daemon's own store, as a restarted conclaved
+//     would read it).
 // The ctest entry `bench: the baseline servers ...` runs it.
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +30,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <vector>
 
 #include "bench_sections.h"
 #include "store/database.h"
@@ -39,13 +43,21 @@ struct Threads {
   int queue_other = 0;   // of those, SCHED_OTHER
   int nexting = 0;       // the callback API's polling threads
   int main_policy = -1;
-  int others = 0;        // threads but the main one and the queue
+  // Threads but the main one started before the queue thread (a lower thread id): gRPC's and
+  // the store's. gRPC starts some later, on demand, from whichever thread needs one (the queue
+  // thread's then run SCHED_OTHER, as in the daemon): those are not counted.
+  int others = 0;
   int others_batch = 0;  // of those, SCHED_BATCH
 };
 
 // Field 41 of /proc/PID/task/TID/stat is the policy (0 SCHED_OTHER, 3 SCHED_BATCH).
 Threads ReadThreads(pid_t pid) {
-  Threads t;
+  struct Entry {
+    long tid;
+    std::string comm;
+    int policy;
+  };
+  std::vector<Entry> entries;
   const std::string dir = "/proc/" + std::to_string(pid) + "/task";
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
@@ -54,23 +66,31 @@ Threads ReadThreads(pid_t pid) {
     std::getline(in, line);
     auto open = line.find('('), close = line.rfind(')');
     if (open == std::string::npos || close == std::string::npos || close + 2 > line.size()) continue;
-    std::string comm = line.substr(open + 1, close - open - 1);
     std::istringstream rest(line.substr(close + 2));
     std::string field;
     int i = 3;
     for (; i <= 41 && rest >> field; ++i) {
     }
     int policy = i == 42 ? std::atoi(field.c_str()) : -1;  // -1: a stat line too short
-    if (e.path().filename() == std::to_string(pid)) {
-      t.main_policy = policy;
-    } else if (comm == "grpc-queue") {
+    entries.push_back({std::atol(e.path().filename().c_str()),
+                       line.substr(open + 1, close - open - 1), policy});
+  }
+  Threads t;
+  long queue_tid = LONG_MAX;
+  for (const auto& e : entries) {
+    if (e.comm == "grpc-queue") queue_tid = std::min(queue_tid, e.tid);
+  }
+  for (const auto& e : entries) {
+    if (e.tid == pid) {
+      t.main_policy = e.policy;
+    } else if (e.comm == "grpc-queue") {
       ++t.queue;
-      if (policy == SCHED_OTHER) ++t.queue_other;
-    } else {
+      if (e.policy == SCHED_OTHER) ++t.queue_other;
+    } else if (e.tid < queue_tid) {
       ++t.others;
-      if (policy == SCHED_BATCH) ++t.others_batch;
+      if (e.policy == SCHED_BATCH) ++t.others_batch;
     }
-    if (comm == "nexting_thread") ++t.nexting;
+    if (e.comm == "nexting_thread") ++t.nexting;
   }
   return t;
 }
@@ -85,6 +105,9 @@ bool CheckAsyncStyle(const char* name, pid_t pid, bool loop) {
   bool ok = Report(t.queue == 1, std::string(name) + ": one grpc-queue thread (found " +
                                      std::to_string(t.queue) + ")");
   ok &= Report(t.queue_other == t.queue, std::string(name) + ": grpc-queue runs SCHED_OTHER");
+  ok &= Report(t.others > 0 && t.others_batch == t.others,
+               std::string(name) + ": every thread started before it runs SCHED_BATCH (" +
+                   std::to_string(t.others_batch) + " of " + std::to_string(t.others) + ")");
   ok &= Report(t.nexting == 0, std::string(name) + ": no nexting_thread (found " +
                                    std::to_string(t.nexting) + ")");
   if (loop) {
@@ -165,13 +188,9 @@ bool CheckLoopStore(const std::string& self, const std::string& daemon_bin,
   bool ok = Report(WaitUntilServing(socket, std::chrono::seconds(30)), name + ": answers");
   int answered = 0;
   if (ok) {
+    // Its checkpointer among the threads started before the queue's: SCHED_BATCH, as the
+    // daemon's (started before the loop runs, common/runtime.h).
     ok &= CheckAsyncStyle(name.c_str(), server.pid(), true);
-    // Its checkpointer too, as the daemon's (started before the loop runs, common/runtime.h);
-    // its queue thread is counted apart.
-    Threads t = ReadThreads(server.pid());
-    ok &= Report(t.others > 0 && t.others_batch == t.others,
-                 name + ": every thread but its loop and queue runs SCHED_BATCH (" +
-                     std::to_string(t.others_batch) + " of " + std::to_string(t.others) + ")");
     auto stub = Stub(socket, 3);
     ok &= CheckParkAndWake(*stub, name);
     answered = 1;  // its Send (a failed one fails the check above)
