@@ -169,10 +169,14 @@ TEST_CASE("a worker waiting at a pipe the daemon does not read is not killed as 
   exec::RunLimits limits;
   limits.idle_kill = std::chrono::milliseconds(100);  // checked every 50 ms (the floor)
   auto run = fx.Launch({"/bin/sh", "-c", "head -c 1048576 /dev/zero | tr '\\0' x"}, limits);
-  REQUIRE(RunUntil(fx.io, [&] { return run->reading_paused() || run->finished(); }));
+  // Until it pauses, it counts as active: a slow start (a loaded host) must not be idle-killed.
+  REQUIRE(RunUntil(fx.io, [&] {
+    run->NoteActivity();
+    return run->reading_paused() || run->finished();
+  }));
   REQUIRE(run->reading_paused());
   // Each check comes at least 50 ms after the one before: the fifth from here is 200 ms or
-  // more after the run's last output was read, twice idle_kill.
+  // more after the run's last output was read and its last activity, twice idle_kill.
   const int from = run->idle_checks();
   REQUIRE(RunUntil(fx.io, [&] {
     return run->idle_checks() >= from + 5 || run->phase() != exec::WorkerRun::Phase::kRunning;
