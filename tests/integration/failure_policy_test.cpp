@@ -118,6 +118,7 @@ TEST_CASE("an operational failure in between neither counts nor resets", "[failu
   std::string id = Task(d, "FAKE: sequence " + seq + " " + steps + "\n", {"--auto-retry", "20"});
   d.CliJson({"dispatch", "--task", id, "--to", "w1", "--timeout-s", "1"});
   json t = WaitStatus(d, id, {"blocked"});
+  INFO("dispatches: " << t["dispatches"].dump());
   REQUIRE(t["dispatches"].size() == 6);
   CHECK(t["dispatches"][2]["failure_kind"] == "timeout");
   CHECK(t["dispatches"][2]["failure_class"] == "operational");
