@@ -1,6 +1,7 @@
 #include "exec/run_tree.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -15,7 +16,6 @@
 #include <map>
 #include <set>
 
-#include "common/read_file.h"
 #include "exec/child_registry.h"
 
 namespace conclave::exec {
@@ -119,11 +119,25 @@ bool HasUntrackedChildren() {
   // An orphan is re-parented to the subreaper's first live thread, the thread-group leader
   // (the kernel's find_alive_thread), so only the leader's list can hold one; the children
   // other threads start (helper commands) are tracked or not this function's business. One
-  // small read per finished run instead of one per thread of the daemon.
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/self/task/%d/children", static_cast<int>(getpid()));
+  // small read per finished run instead of one per thread of the daemon, through a descriptor
+  // opened once: a read from offset 0 makes the kernel list the children afresh, and the path
+  // walk through /proc and the close that every run paid are gone.
+  static const int fd = [] {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/self/task/%d/children", static_cast<int>(getpid()));
+    return open(path, O_RDONLY | O_CLOEXEC);
+  }();
+  if (fd < 0) return true;  // cannot tell (no CONFIG_PROC_CHILDREN): scan
   std::string text;
-  if (!ReadFileInto(path, &text)) return true;  // cannot tell (no CONFIG_PROC_CHILDREN): scan
+  char buf[4096];
+  for (off_t at = 0;;) {
+    ssize_t n = pread(fd, buf, sizeof buf, at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return true;
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    at += n;
+  }
   const char* p = text.c_str();
   for (;;) {
     char* end = nullptr;

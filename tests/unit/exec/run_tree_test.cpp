@@ -5,6 +5,7 @@
 
 #include <poll.h>
 #include <sched.h>
+#include <spawn.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -282,4 +283,21 @@ TEST_CASE("run tree: a process remembered without an environment is waited for a
   // Remembered still, this scan would read it once and not wait.
   CHECK(timed_scan(&found) >= exec::kEmptyEnvBudget);
   CHECK_FALSE(found);
+}
+
+// The check after each run reads the daemon's list of children through one descriptor, opened
+// once: each check must see the list as it is then, not as the first read found it.
+TEST_CASE("run tree: each check for untracked children sees the children of that moment",
+          "[exec]") {
+  REQUIRE(!exec::HasUntrackedChildren());  // a fresh test process: no child yet
+  char arg0[] = "sleep", arg1[] = "30";
+  char* argv[] = {arg0, arg1, nullptr};
+  pid_t pid = 0;
+  REQUIRE(posix_spawn(&pid, "/bin/sleep", nullptr, nullptr, argv, environ) == 0);
+  CHECK(exec::HasUntrackedChildren());
+  CHECK(exec::HasUntrackedChildren());  // read again, from the start
+  kill(pid, SIGKILL);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  CHECK(!exec::HasUntrackedChildren());
 }
