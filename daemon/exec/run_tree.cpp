@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -122,12 +123,27 @@ bool HasUntrackedChildren() {
   // small read per finished run instead of one per thread of the daemon, through a descriptor
   // opened once: a read from offset 0 makes the kernel list the children afresh, and the path
   // walk through /proc and the close that every run paid are gone.
-  static const int fd = [] {
+  // Opened again after a failure that may pass (too many open files), not after ENOENT (no
+  // CONFIG_PROC_CHILDREN). Only the loop calls this; two threads at once would share the
+  // descriptor, and a list mixed from two reads errs towards a scan.
+  static std::atomic<int> cached{-1};
+  static std::atomic<bool> absent{false};
+  int fd = cached.load(std::memory_order_acquire);
+  if (fd < 0) {
+    if (absent.load(std::memory_order_relaxed)) return true;  // cannot tell: scan
     char path[64];
     std::snprintf(path, sizeof path, "/proc/self/task/%d/children", static_cast<int>(getpid()));
-    return open(path, O_RDONLY | O_CLOEXEC);
-  }();
-  if (fd < 0) return true;  // cannot tell (no CONFIG_PROC_CHILDREN): scan
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT) absent.store(true, std::memory_order_relaxed);
+      return true;
+    }
+    int none = -1;
+    if (!cached.compare_exchange_strong(none, fd, std::memory_order_acq_rel)) {
+      close(fd);  // another thread's is kept
+      fd = none;
+    }
+  }
   std::string text;
   char buf[4096];
   for (off_t at = 0;;) {
