@@ -18,11 +18,11 @@
 // demand). The queue thread reads every request: as SCHED_BATCH it could not take a core from a
 // worker (nice 10, SCHED_OTHER) when both cores were busy, so a call waited for the worker's slice
 // to end before it was read. It is woken by each reply's completion too, and may take the loop's
-// core then; measured, the load section's wake and GetStatus p99 fell ~20% and the idle rows did
-// not move (README, Performance). A child spawned from a batch thread is put back to SCHED_OTHER
-// (SpawnChild), so workers and commands are scheduled as any other process, only child_nice nicer
-// than the daemon (exec::SetChildNice). A daemon started under another policy (systemd's
-// CPUSchedulingPolicy=) is left exactly as it is.
+// core then; measured, the load section's wake and GetStatus p99 fell ~20% and the idle rows moved
+// within their noise (README, Performance). A child spawned from a batch thread is put back to
+// SCHED_OTHER (SpawnChild), so workers and commands are scheduled as any other process, only
+// child_nice nicer than the daemon (exec::SetChildNice). A daemon started under another policy
+// (systemd's CPUSchedulingPolicy=) is left exactly as it is.
 #pragma once
 
 namespace conclave {
