@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -293,8 +292,11 @@ TEST_CASE("run tree: each check for untracked children sees the children of that
           "[exec]") {
   const std::string list = "/proc/self/task/" + std::to_string(getpid()) + "/children";
   if (access(list.c_str(), R_OK) != 0) {
-    std::fprintf(stderr, "SKIPPED: %s cannot be read (no CONFIG_PROC_CHILDREN)\n", list.c_str());
-    std::exit(77);
+    // No such list (a kernel without CONFIG_PROC_CHILDREN): the check cannot tell, and must
+    // say so, every time, so each run's end scans /proc instead.
+    CHECK(exec::HasUntrackedChildren());
+    CHECK(exec::HasUntrackedChildren());
+    return;
   }
   REQUIRE(!exec::HasUntrackedChildren());  // a fresh test process: no child yet
   char arg0[] = "sleep", arg1[] = "30";
