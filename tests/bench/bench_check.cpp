@@ -16,7 +16,8 @@
 //     stopped for it) is of the same style (its checkpointer among the SCHED_BATCH threads),
 //     parks and wakes the same way, and writes every Send it answered into its database
 //     (counted after it is stopped, through the daemon's own store, as a restarted conclaved
-//     would read it).
+//     would read it);
+//   - the dispatch rows' bare spawn passes `true` the argument conclaved gives its worker.
 // The ctest entry `bench: the baseline servers ...` runs it.
 #include <sched.h>
 
@@ -206,6 +207,40 @@ bool CheckLoopStore(const std::string& self, const std::string& daemon_bin,
   return ok;
 }
 
+// The dispatch rows' bare spawn runs the child the daemon's worker is: conclaved gives a command
+// profile with "brief": "arg" (bench-true's settings, its command replaced by one that writes
+// its arguments down) the brief as its one last argument, and the bare spawn passes
+// DispatchWorkerArgument(). A daemon that renders the brief otherwise fails this.
+bool CheckDispatchArgument(const std::string& daemon_bin, const std::string& root) {
+  const std::string name = "dispatch baseline";
+  const std::string dir = root + "/args";
+  std::filesystem::create_directories(dir + "/profiles");
+  std::ofstream(dir + "/profiles/bench-args.json") << R"({
+  "name": "bench-args", "family": "local", "type": "command",
+  "command": ["/bin/sh", "-c", "printf '%s\\0' \"$@\" > args.out", "sh"], "brief": "arg",
+  "parser": "text", "contract": false, "timeout_s": 60, "idle_timeout_s": 0, "max_concurrent": 16
+})";
+  Daemon d;
+  d.StartNew(daemon_bin, dir);
+  auto stub = Stub(d.socket(), 4);
+  const std::string cwd = dir + "/work";
+  bool ok = Report(CreateTerminal(*stub, "bench-args", "args", cwd), name + ": a terminal");
+  if (ok) {
+    int64_t task = CreateTask(*stub, kDispatchBrief);
+    ok &= Report(task > 0 && Dispatch(*stub, task, "args") && WaitDone(*stub, task),
+                 name + ": a dispatch of the bench's brief ends in worker_done");
+  }
+  d.Stop();
+  std::ifstream in(cwd + "/args.out", std::ios::binary);
+  std::stringstream got;
+  got << in.rdbuf();
+  const std::string want = DispatchWorkerArgument() + '\0';
+  ok &= Report(got.str() == want, name + ": the worker's arguments are the bare spawn's (" +
+                                      std::to_string(got.str().size()) + " bytes, the spawn's " +
+                                      std::to_string(want.size()) + ")");
+  return ok;
+}
+
 }  // namespace
 
 int CheckBaselines(const std::string& self, const std::string& daemon_bin) {
@@ -246,6 +281,7 @@ int CheckBaselines(const std::string& self, const std::string& daemon_bin) {
   } else {
     std::fprintf(stderr, "skipped: the loop server with the store (a check above failed)\n");
   }
+  ok &= CheckDispatchArgument(daemon_bin, root);
   std::filesystem::remove_all(root);
   std::fprintf(stderr, "%s\n", ok ? "bench: the baselines are as the bench takes them"
                                   : "bench: a baseline is not what the bench takes it for");

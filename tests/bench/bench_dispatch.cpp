@@ -1,7 +1,7 @@
 // Bench sections over dispatches: Dispatch → the daemon's worker_done for a command profile
-// running `true` (terminal cwd not a git repository) against posix_spawn+waitpid of `true`,
-// CPU per dispatch, throughput with 8 terminals; and the loop under load (4 workers printing
-// 8 MiB each) against the idle daemon.
+// running `true` (terminal cwd not a git repository) against posix_spawn+waitpid of `true` with
+// the same argument, CPU per dispatch, throughput with 8 terminals; and the loop under load (4
+// workers printing 8 MiB each) against the idle daemon.
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -14,11 +14,20 @@
 #include <thread>
 
 #include "bench_sections.h"
+#include "exec/brief_renderer.h"
 
 extern char** environ;
 
 namespace bench {
-namespace {
+
+const char kDispatchBrief[] = "true";
+
+std::string DispatchWorkerArgument() {
+  conclave::exec::BriefInput in;
+  in.brief = kDispatchBrief;
+  in.require_contract = false;  // bench-true's "contract": false
+  return conclave::exec::RenderBriefWith(std::nullopt, in);
+}
 
 bool CreateTerminal(v1::Conclave::Stub& stub, const std::string& profile,
                     const std::string& handle, const std::string& cwd) {
@@ -68,10 +77,14 @@ bool WaitDone(v1::Conclave::Stub& stub, int64_t task) {
   return s.ok() && resp.messages_size() > 0;
 }
 
-// One posix_spawn of `true` and its reap.
-void SpawnTrue() {
+namespace {
+
+// One posix_spawn of `true` with the argument the daemon's worker gets, and its reap. GNU true
+// reads the locale when it is given one argument, so a bare `true` would be the cheaper child.
+void SpawnTrue(const std::string& arg) {
   char arg0[] = "true";
-  char* argv[] = {arg0, nullptr};
+  std::string arg1 = arg;
+  char* argv[] = {arg0, arg1.data(), nullptr};
   pid_t pid;
   if (posix_spawn(&pid, "/bin/true", nullptr, nullptr, argv, environ) == 0) {
     int st;
@@ -87,13 +100,14 @@ void RunDispatch(Env& env) {
   constexpr int kSequential = 300, kTerminals = 8, kPerTerminal = 40;
   auto stub = Stub(env.daemon.socket(), 6);
   std::string cwd = env.daemon.dir + "/work";
+  const std::string worker_arg = DispatchWorkerArgument();
   for (int i = 0; i < kTerminals; ++i) {
     CreateTerminal(*stub, "bench-true", "bt-" + std::to_string(i), cwd);
   }
   for (int rep = 0; rep < env.reps; ++rep) {
     std::fprintf(stderr, "bench: dispatch, rep %d: sequential\n", rep + 1);
     std::vector<int64_t> tasks;
-    for (int i = 0; i < kSequential; ++i) tasks.push_back(CreateTask(*stub, "true"));
+    for (int i = 0; i < kSequential; ++i) tasks.push_back(CreateTask(*stub, kDispatchBrief));
     // 10 dispatches, then 10 bare spawns, and so on: both sides share the host's phases. The
     // daemon's CPU (read in clock ticks) is taken over the whole stretch — it idles while the
     // bench spawns — and the bench thread's (in ns) over its own spawn blocks.
@@ -117,7 +131,7 @@ void RunDispatch(Env& env) {
           double c0 = ThreadCpuMicros();
           for (int i = 0; i < k; ++i) {
             auto t0 = Clock::now();
-            SpawnTrue();
+            SpawnTrue(worker_arg);
             spawn.push_back(Micros(Clock::now() - t0));
           }
           spawn_cpu += ThreadCpuMicros() - c0;
@@ -135,7 +149,7 @@ void RunDispatch(Env& env) {
     std::fprintf(stderr, "bench: dispatch, rep %d: %d terminals\n", rep + 1, kTerminals);
     std::vector<std::vector<int64_t>> work(kTerminals);
     for (auto& w : work) {
-      for (int i = 0; i < kPerTerminal; ++i) w.push_back(CreateTask(*stub, "true"));
+      for (int i = 0; i < kPerTerminal; ++i) w.push_back(CreateTask(*stub, kDispatchBrief));
     }
     auto t0 = Clock::now();
     std::vector<std::thread> ts;
@@ -153,7 +167,7 @@ void RunDispatch(Env& env) {
     t0 = Clock::now();
     for (int i = 0; i < kTerminals; ++i) {
       ts.emplace_back([&] {
-        for (int k = 0; k < kPerTerminal; ++k) SpawnTrue();
+        for (int k = 0; k < kPerTerminal; ++k) SpawnTrue(worker_arg);
       });
     }
     for (auto& t : ts) t.join();
@@ -174,7 +188,7 @@ void RunDispatch(Env& env) {
     auto status_idle = TimeCalls(200, status_call);
     for (auto& w : work) {
       w.clear();
-      for (int i = 0; i < kPerTerminal / 2; ++i) w.push_back(CreateTask(*stub, "true"));
+      for (int i = 0; i < kPerTerminal / 2; ++i) w.push_back(CreateTask(*stub, kDispatchBrief));
     }
     std::atomic<int> busy{kTerminals};
     std::vector<double> status_busy;

@@ -48,6 +48,17 @@ void RunSql(Env& env);
 void RunPark(Env& env);
 // Rows: Dispatch → worker_done of `true` vs posix_spawn+waitpid; CPU; 8 in flight.
 void RunDispatch(Env& env);
+// The dispatch rows' task brief, and the one argument bench-true's worker gets from it (the
+// brief as the daemon renders it, "brief": "arg"): the bare spawns pass the same.
+extern const char kDispatchBrief[];
+std::string DispatchWorkerArgument();
+// The dispatch rows' calls (each reports a failure on stderr). WaitDone: until the daemon's own
+// worker_done for task is committed.
+bool CreateTerminal(v1::Conclave::Stub& stub, const std::string& profile,
+                    const std::string& handle, const std::string& cwd);
+int64_t CreateTask(v1::Conclave::Stub& stub, const std::string& brief);
+bool Dispatch(v1::Conclave::Stub& stub, int64_t task, const std::string& to);
+bool WaitDone(v1::Conclave::Stub& stub, int64_t task);
 // Rows: wake and GetStatus while 4 workers finish with 8 MiB of output each, vs idle.
 void RunLoad(Env& env);
 // Rows: read paths at 1k and at the big size; restart to first answer.
