@@ -158,16 +158,20 @@ void DispatchScheduler::Dispatch(const DispatchInput& in, Done<domain::Dispatch>
     return Status::Ok();
   });
   if (!s.ok()) return done(s);
-  // The reply goes out first: the client hears back once the dispatch is committed, not after
-  // the worker's spawn (queued behind it).
-  core_.batcher.AfterCommit([this, new_id, done = std::move(done)](bool ok) {
-    if (!ok) return done(core_.batcher.Refusal().ok() ? Unavailable("dispatch could not be committed")
-                                                      : core_.batcher.Refusal());
-    auto d = core_.dispatches.Get(new_id);
-    if (!d) return done(Internal("dispatch vanished"));
-    done(*d);
+  // The reply is the dispatch as committed, filled in first; the worker's spawn is handed to
+  // the launcher's thread next and the reply sent last, so the spawn starts while the reply
+  // goes out (the reply never waits for the spawn itself).
+  auto reply = std::make_shared<StatusOr<domain::Dispatch>>(Internal("dispatch vanished"));
+  core_.batcher.AfterCommit([this, new_id, reply](bool ok) {
+    if (!ok) {
+      *reply = core_.batcher.Refusal().ok() ? Unavailable("dispatch could not be committed")
+                                            : core_.batcher.Refusal();
+    } else if (auto d = core_.dispatches.Get(new_id)) {
+      *reply = *d;
+    }
   });
   StartAfterCommit(to_start);
+  core_.batcher.AfterCommit([reply, done = std::move(done)](bool) { done(std::move(*reply)); });
 }
 
 std::vector<store::CooldownRecord> DispatchScheduler::Cooldowns() {

@@ -208,6 +208,31 @@ struct HeldSpawn : testing::ServiceHarness {
   int64_t task = 0;
 };
 
+// The spawn starts while the Dispatch reply goes out: the launcher has the worker before the
+// reply is given, and the reply is still the dispatch as committed (running), not as it is once
+// the spawn is under way.
+TEST_CASE("a dispatch's worker is handed to the launcher before its reply and the reply says running",
+          "[service][launch]") {
+  testing::ServiceHarness h;
+  h.AddProfile("p", "fam");
+  h.AddTerminal("w1", "p");
+  int64_t task = h.AddTask("do it");
+  service::DispatchInput in;
+  in.task_id = task;
+  in.to = "w1";
+  std::optional<StatusOr<domain::Dispatch>> reply;
+  size_t launches_at_reply = 0;
+  h.services->scheduler.Dispatch(in, [&](StatusOr<domain::Dispatch> d) {
+    launches_at_reply = h.launcher.launches.size();
+    reply = std::move(d);
+  });
+  REQUIRE(h.RunUntil([&] { return reply.has_value(); }));
+  REQUIRE(reply->ok());
+  CHECK(launches_at_reply == 1);
+  CHECK((*reply)->state == domain::DispatchState::kRunning);
+  CHECK((*reply)->task_id == task);
+}
+
 TEST_CASE("a cancel while the worker is being spawned stops the run as soon as the spawn is back",
           "[service][launch]") {
   HeldSpawn h;
