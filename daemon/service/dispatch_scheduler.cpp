@@ -158,10 +158,12 @@ void DispatchScheduler::Dispatch(const DispatchInput& in, Done<domain::Dispatch>
     return Status::Ok();
   });
   if (!s.ok()) return done(s);
-  // The reply is the dispatch as committed, filled in first; the worker's spawn is handed to
-  // the launcher's thread next and the reply sent last, so the spawn starts while the reply
-  // goes out (the reply never waits for the spawn itself).
-  auto reply = std::make_shared<StatusOr<domain::Dispatch>>(Internal("dispatch vanished"));
+  // The reply is the dispatch as committed, filled in first; the launches this commit allows
+  // are prepared on the loop (the plan) and handed to the launcher's thread next, and the reply
+  // is sent last, so the spawn starts while the reply goes out. The reply waits for that
+  // preparation, never for a spawn.
+  auto reply = std::make_shared<StatusOr<domain::Dispatch>>(
+      Internal("dispatch could not be read after its commit"));
   core_.batcher.AfterCommit([this, new_id, reply](bool ok) {
     if (!ok) {
       *reply = core_.batcher.Refusal().ok() ? Unavailable("dispatch could not be committed")

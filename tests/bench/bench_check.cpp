@@ -208,18 +208,15 @@ bool CheckLoopStore(const std::string& self, const std::string& daemon_bin,
 }
 
 // The dispatch rows' bare spawn runs the child the daemon's worker is: conclaved gives a command
-// profile with "brief": "arg" (bench-true's settings, its command replaced by one that writes
-// its arguments down) the brief as its one last argument, and the bare spawn passes
+// profile with "brief": "arg" (bench-true's own settings, its command replaced by one that
+// writes its arguments down) the brief as its one last argument, and the bare spawn passes
 // DispatchWorkerArgument(). A daemon that renders the brief otherwise fails this.
 bool CheckDispatchArgument(const std::string& daemon_bin, const std::string& root) {
   const std::string name = "dispatch baseline";
   const std::string dir = root + "/args";
   std::filesystem::create_directories(dir + "/profiles");
-  std::ofstream(dir + "/profiles/bench-args.json") << R"({
-  "name": "bench-args", "family": "local", "type": "command",
-  "command": ["/bin/sh", "-c", "printf '%s\\0' \"$@\" > args.out", "sh"], "brief": "arg",
-  "parser": "text", "contract": false, "timeout_s": 60, "idle_timeout_s": 0, "max_concurrent": 16
-})";
+  std::ofstream(dir + "/profiles/bench-args.json") << BenchTrueProfile(
+      "bench-args", R"(["/bin/sh", "-c", "printf '%s\\0' \"$@\" > args.out", "sh"])");
   Daemon d;
   d.StartNew(daemon_bin, dir);
   auto stub = Stub(d.socket(), 4);
@@ -227,7 +224,8 @@ bool CheckDispatchArgument(const std::string& daemon_bin, const std::string& roo
   bool ok = Report(CreateTerminal(*stub, "bench-args", "args", cwd), name + ": a terminal");
   if (ok) {
     int64_t task = CreateTask(*stub, kDispatchBrief);
-    ok &= Report(task > 0 && Dispatch(*stub, task, "args") && WaitDone(*stub, task),
+    ok &= Report(task > 0 && Dispatch(*stub, task, "args") &&
+                     WaitDone(*stub, task, std::chrono::seconds(30)),
                  name + ": a dispatch of the bench's brief ends in worker_done");
   }
   d.Stop();

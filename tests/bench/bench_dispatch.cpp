@@ -25,7 +25,7 @@ const char kDispatchBrief[] = "true";
 std::string DispatchWorkerArgument() {
   conclave::exec::BriefInput in;
   in.brief = kDispatchBrief;
-  in.require_contract = false;  // bench-true's "contract": false
+  in.require_contract = false;  // a "command" profile gets none (RunSupervisor::Plan)
   return conclave::exec::RenderBriefWith(std::nullopt, in);
 }
 
@@ -64,14 +64,14 @@ bool Dispatch(v1::Conclave::Stub& stub, int64_t task, const std::string& to) {
   return s.ok();
 }
 
-// Until the daemon's own worker_done for task is committed.
-bool WaitDone(v1::Conclave::Stub& stub, int64_t task) {
-  auto ctx = Ctx(std::chrono::seconds(120));
+bool WaitDone(v1::Conclave::Stub& stub, int64_t task, std::chrono::seconds within) {
+  auto ctx = Ctx(within);
   v1::WaitRequest req;
   req.add_task_ids(task);
   req.add_types("worker_done");
   req.set_from("conclaved");
-  req.set_timeout_ms(110000);
+  const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(within).count();
+  req.set_timeout_ms(ms - ms / 12);  // answered by the daemon before the deadline cuts the call
   v1::WaitReply resp;
   grpc::Status s = stub.Wait(ctx.get(), req, &resp);
   return s.ok() && resp.messages_size() > 0;

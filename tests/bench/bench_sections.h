@@ -53,12 +53,13 @@ void RunDispatch(Env& env);
 extern const char kDispatchBrief[];
 std::string DispatchWorkerArgument();
 // The dispatch rows' calls (each reports a failure on stderr). WaitDone: until the daemon's own
-// worker_done for task is committed.
+// worker_done for task is committed, for at most `within` (false if it is not by then).
 bool CreateTerminal(v1::Conclave::Stub& stub, const std::string& profile,
                     const std::string& handle, const std::string& cwd);
 int64_t CreateTask(v1::Conclave::Stub& stub, const std::string& brief);
 bool Dispatch(v1::Conclave::Stub& stub, int64_t task, const std::string& to);
-bool WaitDone(v1::Conclave::Stub& stub, int64_t task);
+bool WaitDone(v1::Conclave::Stub& stub, int64_t task,
+              std::chrono::seconds within = std::chrono::seconds(120));
 // Rows: wake and GetStatus while 4 workers finish with 8 MiB of output each, vs idle.
 void RunLoad(Env& env);
 // Rows: read paths at 1k and at the big size; restart to first answer.

@@ -374,13 +374,17 @@ void Daemon::StartNew(const std::string& binary, const std::string& directory) {
   Start();
 }
 
-void WriteBenchProfiles(const std::string& dir) {
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/bench-true.json") << R"({
-  "name": "bench-true", "family": "local", "type": "command",
-  "command": ["/bin/true"], "brief": "arg", "parser": "text", "contract": false,
+std::string BenchTrueProfile(const std::string& name, const std::string& command) {
+  return R"({
+  "name": ")" + name + R"(", "family": "local", "type": "command",
+  "command": )" + command + R"(, "brief": "arg", "parser": "text", "contract": false,
   "timeout_s": 60, "idle_timeout_s": 0, "max_concurrent": 16
 })";
+}
+
+void WriteBenchProfiles(const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/bench-true.json") << BenchTrueProfile("bench-true", R"(["/bin/true"])");
   std::ofstream(dir + "/bench-8m.json") << R"({
   "name": "bench-8m", "family": "local", "type": "command",
   "command": ["/bin/sh", "-c", "head -c 8388608 /dev/zero | tr '\\000' x; echo; date +%s%N > f.txt && git add f.txt && git -c user.name=bench -c user.email=bench@localhost commit -qm bench && printf 'SUMMARY: done\\nEVIDENCE: bench\\nCHANGES:\\n- f.txt\\nRISKS: none\\nBLOCKERS: none\\n'"],

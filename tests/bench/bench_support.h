@@ -114,6 +114,9 @@ struct Daemon {
 };
 // Makes dir with the bench profiles (bench-true: runs `true`; bench-8m: prints 8 MiB).
 void WriteBenchProfiles(const std::string& dir);
+// bench-true's profile (JSON) under another name and command (a JSON array): every other
+// setting, the brief's delivery among them, is bench-true's.
+std::string BenchTrueProfile(const std::string& name, const std::string& command);
 std::string MakeTempDir(const std::string& tag);
 
 // One call of a bare async server (bench_ping_server.cpp), from its request until it ends.

@@ -209,9 +209,8 @@ struct HeldSpawn : testing::ServiceHarness {
 };
 
 // The spawn starts while the Dispatch reply goes out: the launcher has the worker before the
-// reply is given, and the reply is still the dispatch as committed (running), not as it is once
-// the spawn is under way.
-TEST_CASE("a dispatch's worker is handed to the launcher before its reply and the reply says running",
+// reply is given, and the reply still says running.
+TEST_CASE("a dispatch's worker reaches the launcher before its reply and the reply says running",
           "[service][launch]") {
   testing::ServiceHarness h;
   h.AddProfile("p", "fam");
