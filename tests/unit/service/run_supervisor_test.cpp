@@ -110,20 +110,28 @@ TEST_CASE("a finished run is no longer sampled — a profile without idle limits
   CHECK(h.activity->samples() == samples);
 }
 
+// One terminal, w1, and a task with the request that dispatches it there.
+struct OneDispatch : testing::ServiceHarness {
+  OneDispatch() {
+    AddProfile("p", "fam");
+    AddTerminal("w1", "p");
+    task = AddTask("do it");
+    in.task_id = task;
+    in.to = "w1";
+  }
+  int64_t task = 0;
+  service::DispatchInput in;
+};
+
 // A shutdown in the same loop turn as a dispatch, before its COMMIT: the launch that would
 // follow the commit must not spawn a worker nobody stops; the dispatch ends as stopped by
 // the shutdown, and the shutdown waits for that record.
 TEST_CASE("a dispatch committed during shutdown is not launched, and shutdown waits for its record",
           "[service][shutdown]") {
-  testing::ServiceHarness h;
-  h.AddProfile("p", "fam");
-  h.AddTerminal("w1", "p");
-  int64_t t = h.AddTask("do it");
+  OneDispatch h;
+  const int64_t t = h.task;
   std::optional<Status> answer;
-  service::DispatchInput in;
-  in.task_id = t;
-  in.to = "w1";
-  h.services->scheduler.Dispatch(in, [&](StatusOr<domain::Dispatch> d) { answer = d.status(); });
+  h.services->scheduler.Dispatch(h.in, [&](StatusOr<domain::Dispatch> d) { answer = d.status(); });
   bool stopped = false;
   h.services->Stop([&] { stopped = true; });  // same turn: the dispatch is not committed yet
   REQUIRE(h.RunUntil([&] { return stopped; }));
@@ -133,6 +141,24 @@ TEST_CASE("a dispatch committed during shutdown is not launched, and shutdown wa
   REQUIRE(!ds.empty());
   CHECK(ds[0].state != domain::DispatchState::kRunning);  // ended by the shutdown
   for (const auto& d : ds) CHECK(d.state != domain::DispatchState::kRunning);  // (re-queued)
+}
+
+// The spawn starts while the Dispatch reply goes out: the launcher has the worker before the
+// reply is given, and the reply still says running.
+TEST_CASE("a dispatch's worker reaches the launcher before its reply and the reply says running",
+          "[service][launch]") {
+  OneDispatch h;
+  std::optional<StatusOr<domain::Dispatch>> reply;
+  size_t launches_at_reply = 0;
+  h.services->scheduler.Dispatch(h.in, [&](StatusOr<domain::Dispatch> d) {
+    launches_at_reply = h.launcher.launches.size();
+    reply = std::move(d);
+  });
+  REQUIRE(h.RunUntil([&] { return reply.has_value(); }));
+  REQUIRE(reply->ok());
+  CHECK(launches_at_reply == 1);
+  CHECK((*reply)->state == domain::DispatchState::kRunning);
+  CHECK((*reply)->task_id == h.task);
 }
 
 }  // namespace
@@ -207,30 +233,6 @@ struct HeldSpawn : testing::ServiceHarness {
   }
   int64_t task = 0;
 };
-
-// The spawn starts while the Dispatch reply goes out: the launcher has the worker before the
-// reply is given, and the reply still says running.
-TEST_CASE("a dispatch's worker reaches the launcher before its reply and the reply says running",
-          "[service][launch]") {
-  testing::ServiceHarness h;
-  h.AddProfile("p", "fam");
-  h.AddTerminal("w1", "p");
-  int64_t task = h.AddTask("do it");
-  service::DispatchInput in;
-  in.task_id = task;
-  in.to = "w1";
-  std::optional<StatusOr<domain::Dispatch>> reply;
-  size_t launches_at_reply = 0;
-  h.services->scheduler.Dispatch(in, [&](StatusOr<domain::Dispatch> d) {
-    launches_at_reply = h.launcher.launches.size();
-    reply = std::move(d);
-  });
-  REQUIRE(h.RunUntil([&] { return reply.has_value(); }));
-  REQUIRE(reply->ok());
-  CHECK(launches_at_reply == 1);
-  CHECK((*reply)->state == domain::DispatchState::kRunning);
-  CHECK((*reply)->task_id == task);
-}
 
 TEST_CASE("a cancel while the worker is being spawned stops the run as soon as the spawn is back",
           "[service][launch]") {
