@@ -26,6 +26,7 @@
 #include "common/clock.h"
 #include "common/heap.h"
 #include "common/runtime.h"
+#include "common/thread_name.h"
 #include "conclave_build_info.h"
 #include "config/config.h"
 #include "exec/child_process.h"
@@ -244,6 +245,7 @@ int main(int argc, char** argv) {
       core.batcher.Flush();
       // Shutdown() waits for in-flight RPCs, which complete on this loop: call it elsewhere.
       shutdown_thread = std::thread([&] {
+        NameThisThread("shutdown");
         dispatch_sockets.Stop();
         server.value()->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
         boost::asio::post(io, [&] {

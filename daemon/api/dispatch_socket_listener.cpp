@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/thread_name.h"
+
 namespace conclave::api {
 namespace fs = std::filesystem;
 
@@ -105,6 +107,7 @@ void DispatchSocketListener::Stop() {
 }
 
 void DispatchSocketListener::AcceptLoop() {
+  NameThisThread("worker-accept");
   while (!stopping_) {
     std::vector<pollfd> fds{{wake_fd_, POLLIN, 0}};
     std::vector<int64_t> ids{0};

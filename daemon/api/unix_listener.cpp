@@ -12,6 +12,8 @@
 #include <grpcpp/server_posix.h>
 #include <spdlog/spdlog.h>
 
+#include "common/thread_name.h"
+
 namespace conclave::api {
 
 UnixListener::~UnixListener() { Stop(); }
@@ -48,6 +50,7 @@ void UnixListener::Stop() {
 }
 
 void UnixListener::AcceptLoop() {
+  NameThisThread("accept");
   while (!stopping_) {
     pollfd p{listen_fd_, POLLIN, 0};
     int ready = poll(&p, 1, 500);

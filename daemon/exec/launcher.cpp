@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "common/runtime.h"
+#include "common/thread_name.h"
 #include "exec/child_registry.h"
 #include "exec/worker_run.h"
 
@@ -72,6 +73,7 @@ ProcessLauncher::~ProcessLauncher() {
 }
 
 void ProcessLauncher::ThreadMain(std::shared_ptr<Shared> shared, uint64_t generation) {
+  NameThisThread("launcher");
   EndBackgroundThreads();
   std::unique_lock lock(shared->mu);
   for (;;) {

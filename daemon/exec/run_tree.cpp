@@ -17,6 +17,7 @@
 #include <map>
 #include <set>
 
+#include "common/thread_name.h"
 #include "exec/child_registry.h"
 
 namespace conclave::exec {
@@ -163,6 +164,8 @@ bool HasUntrackedChildren() {
     p = end;
   }
 }
+
+TreeSweeper::TreeSweeper() { NamePoolThreads(pool_, 1, "tree-sweeper"); }
 
 TreeSweeper::~TreeSweeper() { pool_.join(); }
 

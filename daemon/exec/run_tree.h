@@ -50,6 +50,7 @@ bool HasUntrackedChildren();
 
 class TreeSweeper {
  public:
+  TreeSweeper();
   ~TreeSweeper();
   // Signals the run's processes (off the caller's thread).
   void Signal(RunMarks marks, int sig);

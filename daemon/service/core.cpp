@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/random.h"
+#include "common/thread_name.h"
 #include "common/utf8.h"
 #include "exec/child_process.h"
 #include "exec/launch_plan.h"
@@ -29,7 +30,10 @@ Core::Core(boost::asio::io_context& io_ctx, const config::Config& cfg, store::Da
       cooldowns(database),
       spend(database),
       bus(io_ctx),
-      batcher(io_ctx, database, clk, [this](const auto& ms) { bus.Publish(ms); }) {}
+      batcher(io_ctx, database, clk, [this](const auto& ms) { bus.Publish(ms); }) {
+  NamePoolThreads(helpers, kHelperThreads, "helper");
+  NamePoolThreads(notifier, 1, "notifier");
+}
 
 void Core::Emit(domain::MessageRecord& m) {
   // Whatever a worker echoes into a message, no standing secret reaches the store.

@@ -1,7 +1,14 @@
 // Contract: see snapshot_reader.h.
 #include "service/snapshot_reader.h"
 
+#include "common/thread_name.h"
+
 namespace conclave::service {
+
+SnapshotReader::SnapshotReader(boost::asio::io_context& io, store::Database& loop_db)
+    : io_(io), loop_db_(loop_db) {
+  NamePoolThreads(pool_, 1, "snapshots");
+}
 
 SnapshotReader::~SnapshotReader() {
   {

@@ -30,8 +30,7 @@ namespace conclave::service {
 
 class SnapshotReader {
  public:
-  SnapshotReader(boost::asio::io_context& io, store::Database& loop_db)
-      : io_(io), loop_db_(loop_db) {}
+  SnapshotReader(boost::asio::io_context& io, store::Database& loop_db);
   // Interrupts the statement of a read in progress if one is running at that moment (the read
   // then fails; otherwise the read runs to its end), fails the reads still queued, and waits
   // for the thread. Their `then` is still posted to the loop.

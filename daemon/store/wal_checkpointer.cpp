@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "common/thread_name.h"
 #include "store/database.h"
 #include "store/wal_write_vfs.h"
 
@@ -65,6 +66,7 @@ bool WalCheckpointer::CheckpointOnce() {
 }
 
 void WalCheckpointer::Run() {
+  NameThisThread("checkpointer");
   std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
     cv_.wait(lk, [this] { return stop_ || requested_.load(std::memory_order_acquire); });

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -61,6 +62,7 @@ TEST_CASE("the loop, the API's queue thread and the workers run SCHED_OTHER", "[
 
   const std::string tasks = "/proc/" + std::to_string(d.pid()) + "/task";
   int loop_policy = -1, queue_threads = 0, queue_other = 0, nexting = 0;
+  int launchers = 0, launchers_other = 0;
   // Threads started before the loop runs and never later from the queue thread (gRPC's global
   // timer threads start each other; its executor and event-engine threads start on demand from
   // whichever thread needs one): gRPC's global timers and the log writer.
@@ -73,6 +75,10 @@ TEST_CASE("the loop, the API's queue thread and the workers run SCHED_OTHER", "[
       if (policy == SCHED_OTHER) ++queue_other;
     }
     if (comm == "nexting_thread") ++nexting;
+    if (comm == "launcher") {
+      ++launchers;
+      if (policy == SCHED_OTHER) ++launchers_other;
+    }
     if (comm == "grpc_global_tim" || comm == "log-writer") {
       ++background;
       if (policy == SCHED_BATCH) ++background_batch;
@@ -88,6 +94,9 @@ TEST_CASE("the loop, the API's queue thread and the workers run SCHED_OTHER", "[
   CHECK(background >= 2);
   CHECK(background_batch == background);
   CHECK(nexting == 0);
+  // The launcher's spawning thread (exec/launcher): a spawn it makes is a worker's start.
+  REQUIRE(launchers == 1);
+  CHECK(launchers_other == 1);
 
   d.Cli({"terminal", "create", "--profile", "sh", "--handle", "s1", "--cwd", d.dir()});
   std::string id = d.CliJson({"task", "create", "--brief", "-"}, "which policy\n")["task"]["id"];
@@ -98,6 +107,31 @@ TEST_CASE("the loop, the API's queue thread and the workers run SCHED_OTHER", "[
   const int want = std::min(NiceOf("/proc/" + std::to_string(d.pid()) + "/stat") + 10, 19);
   CHECK(done["result"]["text"].get<std::string>().find(
             "policy=0 nice=" + std::to_string(want)) != std::string::npos);
+}
+
+TEST_CASE("every thread conclaved starts itself has a name of its own", "[dispatch]") {
+  // top -H, ps -L and the bench's split of a dispatch's CPU tell the threads apart by name; only
+  // the loop, the main thread, keeps the process's.
+  DaemonFixture d;
+  d.Start();
+  const std::string tasks = "/proc/" + std::to_string(d.pid()) + "/task";
+  std::map<std::string, int> names;
+  int unnamed = 0;
+  for (const auto& t : std::filesystem::directory_iterator(tasks)) {
+    const std::string comm = CommAndPolicy(t.path().string() + "/stat").first;
+    if (t.path().filename() != std::to_string(d.pid()) && comm == "conclaved") ++unnamed;
+    ++names[comm];
+  }
+  std::string seen;
+  for (const auto& [name, n] : names) seen += name + "×" + std::to_string(n) + " ";
+  INFO(seen);
+  CHECK(unnamed == 0);
+  CHECK(names["conclaved"] == 1);
+  for (const char* own : {"launcher", "grpc-queue", "log-writer", "checkpointer", "snapshots",
+                          "notifier", "tree-sweeper", "accept", "worker-accept"}) {
+    CHECK(names[own] == 1);
+  }
+  CHECK(names["helper"] == 2);  // service/core.h: kHelperThreads
 }
 
 TEST_CASE("child_nice 0 leaves workers at the daemon's own priority", "[dispatch]") {
