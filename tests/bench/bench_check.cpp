@@ -17,7 +17,9 @@
 //     parks and wakes the same way, and writes every Send it answered into its database
 //     (counted after it is stopped, through the daemon's own store, as a restarted conclaved
 //     would read it);
-//   - the dispatch rows' bare spawn passes `true` the argument conclaved gives its worker.
+//   - the dispatch rows' bare spawn passes `true` the argument conclaved gives its worker;
+//   - the split of a dispatch's CPU by thread finds conclaved's loop, queue thread and launcher's
+//     thread by the names it reads (a renamed thread would leave its row at 0).
 // The ctest entry `bench: the baseline servers ...` runs it.
 #include <sched.h>
 
@@ -227,6 +229,11 @@ bool CheckDispatchArgument(const std::string& daemon_bin, const std::string& roo
     ok &= Report(task > 0 && Dispatch(*stub, task, "args") &&
                      WaitDone(*stub, task, std::chrono::seconds(30)),
                  name + ": a dispatch of the bench's brief ends in worker_done");
+  }
+  const auto threads = CpuByThreadName(d.pid());
+  for (const char* thread : {"loop", "grpc-queue", "launcher"}) {
+    ok &= Report(threads.count(thread) == 1,
+                 name + ": the CPU split finds conclaved's thread \"" + thread + "\"");
   }
   d.Stop();
   std::ifstream in(cwd + "/args.out", std::ios::binary);

@@ -1,7 +1,7 @@
 // Bench sections over dispatches: Dispatch → the daemon's worker_done for a command profile
 // running `true` (terminal cwd not a git repository) against posix_spawn+waitpid of `true` with
-// the same argument, CPU per dispatch, throughput with 8 terminals; and the loop under load (4
-// workers printing 8 MiB each) against the idle daemon.
+// the same argument, CPU per dispatch (in all and by thread), throughput with 8 terminals; and
+// the loop under load (4 workers printing 8 MiB each) against the idle daemon.
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -114,6 +114,7 @@ void RunDispatch(Env& env) {
     size_t next = 0;
     int failed = 0;
     double spawn_cpu = 0;
+    const auto threads0 = CpuByThreadName(env.daemon.pid());
     double cpu0 = ProcessCpuMicros(env.daemon.pid());
     auto parts = Interleaved(kSequential, 10, {
         [&](int k) {
@@ -145,6 +146,18 @@ void RunDispatch(Env& env) {
     }
     double cpu_per_dispatch = (ProcessCpuMicros(env.daemon.pid()) - cpu0) / kSequential;
     double cpu_per_spawn = spawn_cpu / kSequential;
+    // The same CPU by thread: the loop, gRPC's completion-queue thread (api/async_calls), the
+    // launcher's spawning thread (exec/launcher, what the bench's posix_spawn does), and the rest
+    // (the total less those three, so the four add up to it).
+    const auto threads1 = CpuByThreadName(env.daemon.pid());
+    auto per_dispatch = [&](const char* name) {
+      auto before = threads0.find(name), after = threads1.find(name);
+      if (after == threads1.end()) return 0.0;
+      return (after->second - (before == threads0.end() ? 0.0 : before->second)) / kSequential;
+    };
+    const double loop_cpu = per_dispatch("loop"), queue_cpu = per_dispatch("grpc-queue");
+    const double launcher_cpu = per_dispatch("launcher");
+    const double other_cpu = cpu_per_dispatch - loop_cpu - queue_cpu - launcher_cpu;
 
     std::fprintf(stderr, "bench: dispatch, rep %d: %d terminals\n", rep + 1, kTerminals);
     std::vector<std::vector<int64_t>> work(kTerminals);
@@ -223,6 +236,14 @@ void RunDispatch(Env& env) {
         Percentile(lat, 99) / 1000, Percentile(spawn, 99) / 1000, false);
     add("daemon CPU per dispatch", "ms", "parent CPU per posix_spawn", cpu_per_dispatch / 1000,
         cpu_per_spawn / 1000, false);
+    add("daemon CPU per dispatch: the loop", "ms", "parent CPU per posix_spawn", loop_cpu / 1000,
+        cpu_per_spawn / 1000, false);
+    add("daemon CPU per dispatch: gRPC's queue thread", "ms", "parent CPU per posix_spawn",
+        queue_cpu / 1000, cpu_per_spawn / 1000, false);
+    add("daemon CPU per dispatch: the launcher's thread", "ms", "parent CPU per posix_spawn",
+        launcher_cpu / 1000, cpu_per_spawn / 1000, false);
+    add("daemon CPU per dispatch: every other thread", "ms", "parent CPU per posix_spawn",
+        other_cpu / 1000, cpu_per_spawn / 1000, false);
     add("dispatches completed per second, 8 terminals", "/s", "8 spawns in flight", rate,
         spawn_rate, true);
     add("GetStatus round trip beside 8 terminals dispatching p50", "µs", "idle",

@@ -41,11 +41,15 @@ double Percentile(std::vector<double> v, double p) {
   return v[lo] + (v[hi] - v[lo]) * (rank - lo);
 }
 
-double ProcessCpuMicros(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+namespace {
+
+// utime + stime (µs) and the name of a /proc stat file: a process's or one of its threads'.
+double StatCpuMicros(const std::string& path, std::string* comm = nullptr) {
+  std::ifstream in(path);
   std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  size_t close = s.rfind(')');
-  if (close == std::string::npos) return 0;
+  size_t open = s.find('('), close = s.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return 0;
+  if (comm) *comm = s.substr(open + 1, close - open - 1);
   std::istringstream fields(s.substr(close + 2));
   std::string f;
   double utime = 0, stime = 0;
@@ -55,6 +59,25 @@ double ProcessCpuMicros(pid_t pid) {
     if (i == 15) stime = std::strtod(f.c_str(), nullptr);
   }
   return (utime + stime) * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+}  // namespace
+
+double ProcessCpuMicros(pid_t pid) {
+  return StatCpuMicros("/proc/" + std::to_string(pid) + "/stat");
+}
+
+std::map<std::string, double> CpuByThreadName(pid_t pid) {
+  std::map<std::string, double> by_name;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator(tasks, ec)) {
+    std::string comm;
+    double cpu = StatCpuMicros(t.path().string() + "/stat", &comm);
+    if (comm.empty()) continue;  // ended meanwhile
+    by_name[t.path().filename() == std::to_string(pid) ? "loop" : comm] += cpu;
+  }
+  return by_name;
 }
 
 HostTicks ReadHostTicks() {

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,10 @@ double ProcessCpuMicros(pid_t pid);
 double ProcessRssMiB(pid_t pid);
 // CPU time of the calling thread, in microseconds.
 double ThreadCpuMicros();
+// CPU time (utime + stime, µs) of each live thread of a process, summed by the thread's name
+// (conclaved names its own: exec/launcher, api/async_calls, ...); the main thread, conclaved's
+// loop, is "loop". A thread that has ended is in ProcessCpuMicros only.
+std::map<std::string, double> CpuByThreadName(pid_t pid);
 
 // The machine's CPU time so far from the "cpu" line of /proc/stat, in clock ticks: all of it,
 // and the time this guest's vCPUs were ready to run while the host ran something else (steal).
