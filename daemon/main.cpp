@@ -245,7 +245,6 @@ int main(int argc, char** argv) {
       core.batcher.Flush();
       // Shutdown() waits for in-flight RPCs, which complete on this loop: call it elsewhere.
       shutdown_thread = std::thread([&] {
-        NameThisThread("shutdown");
         dispatch_sockets.Stop();
         server.value()->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
         boost::asio::post(io, [&] {
@@ -253,6 +252,7 @@ int main(int argc, char** argv) {
           io.stop();
         });
       });
+      NameThread(shutdown_thread, "shutdown");
     });
   });
   EndBackgroundThreads();  // the loop itself runs SCHED_OTHER (as do the launcher's thread and workers)

@@ -3,16 +3,17 @@
 #include <pthread.h>
 
 #include "common/runtime.h"
+#include "common/thread_name.h"
 
 namespace conclave::api {
 
 void CallQueue::Start(std::vector<std::function<void()>> first_calls) {
   for (auto& request : first_calls) request();
   thread_ = std::thread([this] { Run(); });
+  NameThread(thread_, "grpc-queue");  // as top -H and /proc show it
 }
 
 void CallQueue::Run() {
-  pthread_setname_np(pthread_self(), "grpc-queue");
   EndBackgroundThreads();  // SCHED_OTHER: a request is read at once (common/runtime.h)
   void* tag = nullptr;
   bool ok = false;

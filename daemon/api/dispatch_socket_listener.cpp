@@ -96,6 +96,7 @@ void DispatchSocketListener::Start(grpc::Server* server, PeerTable& peers) {
   server_ = server;
   peers_ = &peers;
   thread_ = std::thread([this] { AcceptLoop(); });
+  NameThread(thread_, "worker-accept");
 }
 
 void DispatchSocketListener::Stop() {
@@ -107,7 +108,6 @@ void DispatchSocketListener::Stop() {
 }
 
 void DispatchSocketListener::AcceptLoop() {
-  NameThisThread("worker-accept");
   while (!stopping_) {
     std::vector<pollfd> fds{{wake_fd_, POLLIN, 0}};
     std::vector<int64_t> ids{0};

@@ -39,6 +39,7 @@ Status UnixListener::Bind() {
 void UnixListener::Start(grpc::Server* server) {
   server_ = server;
   thread_ = std::thread([this] { AcceptLoop(); });
+  NameThread(thread_, "accept");
 }
 
 void UnixListener::Stop() {
@@ -50,7 +51,6 @@ void UnixListener::Stop() {
 }
 
 void UnixListener::AcceptLoop() {
-  NameThisThread("accept");
   while (!stopping_) {
     pollfd p{listen_fd_, POLLIN, 0};
     int ready = poll(&p, 1, 500);

@@ -11,13 +11,17 @@
 
 namespace conclave {
 namespace {
-// Only a pool whose threads cannot start waits this long; the names are cosmetic.
+// A misuse (more threads asked for than the pool has) stalls the caller this long, not forever.
 constexpr auto kNamingWait = std::chrono::seconds(10);
+
+// pthread_setname_np refuses a name longer than 15 characters instead of cutting it.
+std::string Cut(const char* name) { return std::string(name).substr(0, 15); }
 }  // namespace
 
-void NameThisThread(const char* name) {
-  // pthread_setname_np refuses a name longer than 15 characters instead of cutting it.
-  pthread_setname_np(pthread_self(), std::string(name).substr(0, 15).c_str());
+void NameThisThread(const char* name) { pthread_setname_np(pthread_self(), Cut(name).c_str()); }
+
+void NameThread(std::thread& thread, const char* name) {
+  if (thread.joinable()) pthread_setname_np(thread.native_handle(), Cut(name).c_str());
 }
 
 void NamePoolThreads(boost::asio::thread_pool& pool, int threads, const char* name) {
@@ -29,8 +33,8 @@ void NamePoolThreads(boost::asio::thread_pool& pool, int threads, const char* na
   auto started = std::make_shared<Started>();
   started->left = threads;
   for (int i = 0; i < threads; ++i) {
-    boost::asio::post(pool, [started, name] {
-      NameThisThread(name);
+    boost::asio::post(pool, [started, name = std::string(name)] {
+      NameThisThread(name.c_str());
       std::unique_lock lock(started->mu);
       if (--started->left == 0) started->all.notify_all();
       started->all.wait_for(lock, kNamingWait, [&] { return started->left == 0; });

@@ -48,6 +48,7 @@ ProcessLauncher::ProcessLauncher(boost::asio::io_context& io)
   // Made before the loop runs, the thread is SCHED_BATCH like gRPC's (common/runtime.h); it
   // stands in for the loop, which used to spawn, so it gets the loop's policy back.
   thread_ = std::thread(ThreadMain, shared_, 0);
+  NameThread(thread_, "launcher");
 }
 
 ProcessLauncher::ProcessLauncher(boost::asio::io_context& io, boost::asio::any_io_executor spawns)
@@ -73,7 +74,6 @@ ProcessLauncher::~ProcessLauncher() {
 }
 
 void ProcessLauncher::ThreadMain(std::shared_ptr<Shared> shared, uint64_t generation) {
-  NameThisThread("launcher");
   EndBackgroundThreads();
   std::unique_lock lock(shared->mu);
   for (;;) {
@@ -171,6 +171,7 @@ bool ProcessLauncher::ReplaceStuckThread(LaunchProgress& progress) {
   std::thread fresh;
   try {
     fresh = std::thread(ThreadMain, shared_, next);
+    NameThread(fresh, "launcher");
   } catch (const std::exception&) {
     // No thread to be had (EAGAIN, or no memory for its state or stack): the old one keeps
     // the queue.

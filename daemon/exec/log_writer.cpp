@@ -10,11 +10,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/thread_name.h"
 #include "exec/child_process.h"
 
 namespace conclave::exec {
 
-LogWriter::LogWriter() : thread_([this] { ThreadMain(); }) {}
+LogWriter::LogWriter() : thread_([this] { ThreadMain(); }) { NameThread(thread_, "log-writer"); }
 
 LogWriter::~LogWriter() { Close(); }
 
@@ -52,7 +53,6 @@ void LogWriter::RunJob(std::function<void()>& job) {
 }
 
 void LogWriter::ThreadMain() {
-  pthread_setname_np(pthread_self(), "log-writer");  // as top -H and /proc show it
   // Best effort, for this thread alone (a thread's nice is its own on Linux); capped at 19.
   if (int inc = ChildNice(); inc > 0) {
     const id_t self = static_cast<id_t>(gettid());

@@ -37,6 +37,7 @@ WalCheckpointer::WalCheckpointer(const std::string& path, bool synchronous_full,
     throw StoreError(rc, msg);
   }
   thread_ = std::thread([this] { Run(); });
+  NameThread(thread_, "checkpointer");
 }
 
 WalCheckpointer::~WalCheckpointer() {
@@ -66,7 +67,6 @@ bool WalCheckpointer::CheckpointOnce() {
 }
 
 void WalCheckpointer::Run() {
-  NameThisThread("checkpointer");
   std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
     cv_.wait(lk, [this] { return stop_ || requested_.load(std::memory_order_acquire); });
