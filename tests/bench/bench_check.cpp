@@ -18,8 +18,9 @@
 //     (counted after it is stopped, through the daemon's own store, as a restarted conclaved
 //     would read it);
 //   - the dispatch rows' bare spawn passes `true` the argument conclaved gives its worker;
-//   - the split of a dispatch's CPU by thread finds conclaved's loop, queue thread and launcher's
-//     thread by the names it reads (a renamed thread would leave its row at 0).
+//   - the split of a dispatch's CPU by thread finds conclaved's queue thread and launcher's
+//     thread by the names it reads (a renamed thread would leave its row at 0; the loop is the
+//     main thread, found by its id).
 // The ctest entry `bench: the baseline servers ...` runs it.
 #include <sched.h>
 
@@ -231,7 +232,7 @@ bool CheckDispatchArgument(const std::string& daemon_bin, const std::string& roo
                  name + ": a dispatch of the bench's brief ends in worker_done");
   }
   const auto threads = CpuByThreadName(d.pid());
-  for (const char* thread : {"loop", "grpc-queue", "launcher"}) {
+  for (const char* thread : {kQueueThread, kLauncherThread}) {
     ok &= Report(threads.count(thread) == 1,
                  name + ": the CPU split finds conclaved's thread \"" + thread + "\"");
   }

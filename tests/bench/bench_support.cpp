@@ -73,9 +73,11 @@ std::map<std::string, double> CpuByThreadName(pid_t pid) {
   std::error_code ec;
   for (const auto& t : std::filesystem::directory_iterator(tasks, ec)) {
     std::string comm;
-    double cpu = StatCpuMicros(t.path().string() + "/stat", &comm);
-    if (comm.empty()) continue;  // ended meanwhile
-    by_name[t.path().filename() == std::to_string(pid) ? "loop" : comm] += cpu;
+    StatCpuMicros(t.path().string() + "/stat", &comm);
+    std::ifstream in(t.path().string() + "/schedstat");
+    double ns = -1;
+    if (comm.empty() || !(in >> ns)) continue;  // ended meanwhile
+    by_name[t.path().filename() == std::to_string(pid) ? kLoopThread : comm] += ns / 1000;
   }
   return by_name;
 }

@@ -38,10 +38,15 @@ double ProcessCpuMicros(pid_t pid);
 double ProcessRssMiB(pid_t pid);
 // CPU time of the calling thread, in microseconds.
 double ThreadCpuMicros();
-// CPU time (utime + stime, µs) of each live thread of a process, summed by the thread's name
-// (conclaved names its own: exec/launcher, api/async_calls, ...); the main thread, conclaved's
-// loop, is "loop". A thread that has ended is in ProcessCpuMicros only.
+// On-CPU time (µs) of each live thread of a process, summed by the thread's name (conclaved names
+// its own: common/thread_name); the main thread, conclaved's loop, is "loop". Read from each
+// thread's schedstat, in nanoseconds: utime + stime come in 10 ms ticks, each thread's rounded
+// down on its own. A thread that has ended is in ProcessCpuMicros only.
 std::map<std::string, double> CpuByThreadName(pid_t pid);
+// The names the dispatch rows split a dispatch's CPU by (`bench --check-baselines` finds them).
+inline constexpr const char* kLoopThread = "loop";
+inline constexpr const char* kQueueThread = "grpc-queue";
+inline constexpr const char* kLauncherThread = "launcher";
 
 // The machine's CPU time so far from the "cpu" line of /proc/stat, in clock ticks: all of it,
 // and the time this guest's vCPUs were ready to run while the host ran something else (steal).
