@@ -177,6 +177,12 @@ void WorkerRun::ReadStream(bool is_stdout) {
       boost::asio::buffer(buf, sizeof(out_buf_)),
       [self = shared_from_this(), is_stdout, buf](const boost::system::error_code& ec, size_t n) {
         if (n > 0) self->OnRead(is_stdout, std::string_view(buf, n));
+        if (self->grace_over_) {
+          // eof_grace ended while this read was out (cancelled, or done and queued behind the
+          // grace's handler): after its bytes, what the pipe still holds, then the end.
+          self->DrainPipe(is_stdout);
+          return self->OnStreamEnd(is_stdout);
+        }
         if (ec) return self->OnStreamEnd(is_stdout);
         if (self->unwritten_ > kMaxUnwritten) {
           self->paused_[is_stdout] = true;  // OnWritten reads on
@@ -194,12 +200,16 @@ void WorkerRun::OnRead(bool is_stdout, std::string_view data) {
 }
 
 void WorkerRun::DrainPaused(bool is_stdout) {
+  if (paused_[is_stdout]) DrainPipe(is_stdout);
+}
+
+void WorkerRun::DrainPipe(bool is_stdout) {
   auto& stream = is_stdout ? stdout_ : stderr_;
-  if (!paused_[is_stdout] || !stream.is_open()) return;
+  if (!stream.is_open()) return;
   // What the pipe holds now, at most its size: a descendant still writing cannot keep this going.
   int left = 0;
   if (ioctl(stream.native_handle(), FIONREAD, &left) != 0) return;
-  char* buf = is_stdout ? out_buf_ : err_buf_;  // no read is pending on it while paused
+  char* buf = is_stdout ? out_buf_ : err_buf_;  // no read of it is out (paused, or back)
   while (left > 0) {
     ssize_t n = read(stream.native_handle(), buf, std::min<size_t>(left, sizeof(out_buf_)));
     if (n < 0 && errno == EINTR) continue;
@@ -279,12 +289,20 @@ void WorkerRun::OnExited(int exit_code, int term_signal) {
       // group id may be someone else's now.
       if (ec || self->phase_ == Phase::kFinished) return;
       self->KillGroupIfPinned();
-      // A pipe not read while the writer catches up holds the worker's last output.
-      self->DrainPaused(true);
-      self->DrainPaused(false);
+      self->grace_over_ = true;
       boost::system::error_code ignore;
-      self->stdout_.close(ignore);
-      self->stderr_.close(ignore);
+      for (bool is_stdout : {true, false}) {
+        auto& stream = is_stdout ? self->stdout_ : self->stderr_;
+        if (self->paused_[is_stdout]) {
+          // Not read while the writer catches up: the pipe holds the worker's last output.
+          self->DrainPaused(is_stdout);
+          stream.close(ignore);  // OnWritten ends the stream
+        } else {
+          // A read is out, perhaps done with its bytes queued behind this handler: closing now
+          // would lose what the pipe holds after them. Its handler reads that and ends it.
+          stream.cancel(ignore);
+        }
+      }
     });
   }
   // With the pipes closed, MaybeFinish ends what is left of the group at once.

@@ -76,6 +76,8 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   void OnRead(bool is_stdout, std::string_view data);
   // Reads what a paused pipe holds before it is closed (eof_grace passed).
   void DrainPaused(bool is_stdout);
+  // Reads what the pipe holds now, at most its size (no read of it in flight).
+  void DrainPipe(bool is_stdout);
   void WatchExit();
   void OnExited(int exit_code, int term_signal);
   void KillGroupIfPinned();
@@ -103,6 +105,7 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   std::shared_ptr<Logs> logs_;
   int64_t unwritten_ = 0;
   bool paused_[2] = {false, false};  // [is_stdout]: not read until the writer catches up
+  bool grace_over_ = false;  // eof_grace ended: a read in flight ends its stream once it is back
   int idle_checks_ = 0;
   char out_buf_[16384], err_buf_[16384];
   Phase phase_ = Phase::kRunning;

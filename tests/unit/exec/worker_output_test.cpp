@@ -144,7 +144,11 @@ TEST_CASE("a worker printing faster than its output is written waits at its pipe
 }
 
 // The leader exits with its last output still in a pipe the daemon is not reading (the writer
-// is behind): eof_grace (0 here) ends, and that output is read before the pipe is closed.
+// is behind): eof_grace (0 here) ends, and that output is read before the pipe is closed. Or,
+// on a loaded host, the read that pauses the pipe is done but its bytes still queued behind the
+// grace's handler when it runs: that read's bytes come first, then what the pipe holds. Before
+// the grace let that read finish, the pipe was closed under it and the last 32 KiB were lost
+// (6 to 13 runs in 80 under two busy loops).
 TEST_CASE("what a worker printed last is read when eof_grace ends while its pipe waits",
           "[exec][launch]") {
   constexpr int64_t kBytes = 560 << 10;  // past kMaxUnwritten plus one read, within one pipe more
@@ -155,7 +159,6 @@ TEST_CASE("what a worker printed last is read when eof_grace ends while its pipe
   auto run = fx.Launch({"/bin/sh", "-c", "head -c 573440 /dev/zero | tr '\\0' x"}, limits);
   REQUIRE(RunUntil(fx.io, [&] { return !run->pipes_open() || fx.finished.has_value(); }));
   REQUIRE(!fx.finished.has_value());
-  CHECK(run->reading_paused());  // closed while it waited
   fx.ReleaseAndCheckAllWritten(kBytes);
 }
 
