@@ -199,10 +199,6 @@ void WorkerRun::OnRead(bool is_stdout, std::string_view data) {
   Append(is_stdout, data);
 }
 
-void WorkerRun::DrainPaused(bool is_stdout) {
-  if (paused_[is_stdout]) DrainPipe(is_stdout);
-}
-
 void WorkerRun::DrainPipe(bool is_stdout) {
   auto& stream = is_stdout ? stdout_ : stderr_;
   if (!stream.is_open()) return;
@@ -295,9 +291,9 @@ void WorkerRun::OnExited(int exit_code, int term_signal) {
         auto& stream = is_stdout ? self->stdout_ : self->stderr_;
         if (self->paused_[is_stdout]) {
           // Not read while the writer catches up: the pipe holds the worker's last output.
-          self->DrainPaused(is_stdout);
+          self->DrainPipe(is_stdout);
           stream.close(ignore);  // OnWritten ends the stream
-        } else {
+        } else if (stream.is_open()) {
           // A read is out, perhaps done with its bytes queued behind this handler: closing now
           // would lose what the pipe holds after them. Its handler reads that and ends it.
           stream.cancel(ignore);

@@ -74,9 +74,8 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   void ReadStream(bool is_stdout);
   void OnStreamEnd(bool is_stdout);
   void OnRead(bool is_stdout, std::string_view data);
-  // Reads what a paused pipe holds before it is closed (eof_grace passed).
-  void DrainPaused(bool is_stdout);
-  // Reads what the pipe holds now, at most its size (no read of it in flight).
+  // Reads what the pipe holds now, at most its size (no read of it out), before it is closed
+  // once eof_grace has passed.
   void DrainPipe(bool is_stdout);
   void WatchExit();
   void OnExited(int exit_code, int term_signal);
