@@ -231,7 +231,7 @@ bool CheckDispatchArgument(const std::string& daemon_bin, const std::string& roo
                      WaitDone(*stub, task, std::chrono::seconds(30)),
                  name + ": a dispatch of the bench's brief ends in worker_done");
   }
-  const auto threads = CpuByThreadName(d.pid());
+  const auto threads = ThreadsSince({}, SampleThreads(d.pid()));
   for (const char* thread : {kQueueThread, kLauncherThread}) {
     ok &= Report(threads.count(thread) == 1,
                  name + ": the CPU split finds conclaved's thread \"" + thread + "\"");

@@ -114,8 +114,8 @@ void RunDispatch(Env& env) {
     // bench spawns — and the bench thread's (in ns) over its own spawn blocks.
     size_t next = 0;
     int failed = 0;
-    double spawn_cpu = 0;
-    const auto threads0 = CpuByThreadName(env.daemon.pid());
+    double spawn_cpu = 0, spawn_sleeps = 0;
+    const auto threads0 = SampleThreads(env.daemon.pid());
     double cpu0 = ProcessCpuMicros(env.daemon.pid());
     auto parts = Interleaved(kSequential, 10, {
         [&](int k) {
@@ -130,13 +130,14 @@ void RunDispatch(Env& env) {
         },
         [&](int k) {
           std::vector<double> spawn;
-          double c0 = ThreadCpuMicros();
+          double c0 = ThreadCpuMicros(), s0 = ThreadSleeps();
           for (int i = 0; i < k; ++i) {
             auto t0 = Clock::now();
             SpawnTrue(worker_arg);
             spawn.push_back(Micros(Clock::now() - t0));
           }
           spawn_cpu += ThreadCpuMicros() - c0;
+          spawn_sleeps += ThreadSleeps() - s0;
           return spawn;
         }});
     const auto& lat = parts[0];
@@ -149,14 +150,17 @@ void RunDispatch(Env& env) {
     double cpu_per_spawn = spawn_cpu / kSequential;
     // The same stretch by thread (on-CPU ns, not ticks): the loop, gRPC's completion-queue thread
     // (api/async_calls), the launcher's thread (exec/launcher: it writes the dispatch's files and
-    // spawns the worker, as the bench's posix_spawn spawns) and every other live thread.
-    const auto threads1 = CpuByThreadName(env.daemon.pid());
-    std::map<std::string, double> split;
-    for (const auto& [name, after] : threads1) {
-      auto before = threads0.find(name);
-      const double cpu = (after - (before == threads0.end() ? 0.0 : before->second)) / kSequential;
+    // spawns the worker, as the bench's posix_spawn spawns) and every other live thread. And
+    // how often each went to sleep: every sleep is a wake-up after it, on a CPU whose caches
+    // the worker's exec and the other threads have had meanwhile.
+    std::map<std::string, ThreadSample> split;
+    double sleeps = 0;
+    for (const auto& [name, part] : ThreadsSince(threads0, SampleThreads(env.daemon.pid()))) {
       const bool own = name == kLoopThread || name == kQueueThread || name == kLauncherThread;
-      split[own ? name : std::string("other")] += cpu;
+      ThreadSample& sum = split[own ? name : std::string("other")];
+      sum.cpu_us += part.cpu_us / kSequential;
+      sum.sleeps += part.sleeps / kSequential;
+      sleeps += part.sleeps / kSequential;
     }
 
     std::fprintf(stderr, "bench: dispatch, rep %d: %d terminals\n", rep + 1, kTerminals);
@@ -237,14 +241,25 @@ void RunDispatch(Env& env) {
     add("daemon CPU per dispatch", "ms", "parent CPU per posix_spawn", cpu_per_dispatch / 1000,
         cpu_per_spawn / 1000, false);
     // Each thread's part against the whole daemon's; the launcher's against the bench's spawns.
-    add("daemon CPU per dispatch: the loop", "ms", "the whole daemon", split[kLoopThread] / 1000,
-        cpu_per_dispatch / 1000, false);
+    add("daemon CPU per dispatch: the loop", "ms", "the whole daemon",
+        split[kLoopThread].cpu_us / 1000, cpu_per_dispatch / 1000, false);
     add("daemon CPU per dispatch: gRPC's queue thread", "ms", "the whole daemon",
-        split[kQueueThread] / 1000, cpu_per_dispatch / 1000, false);
+        split[kQueueThread].cpu_us / 1000, cpu_per_dispatch / 1000, false);
     add("daemon CPU per dispatch: every other thread", "ms", "the whole daemon",
-        split["other"] / 1000, cpu_per_dispatch / 1000, false);
+        split["other"].cpu_us / 1000, cpu_per_dispatch / 1000, false);
     add("daemon CPU per dispatch: the launcher's thread", "ms", "parent CPU per posix_spawn",
-        split[kLauncherThread] / 1000, cpu_per_spawn / 1000, false);
+        split[kLauncherThread].cpu_us / 1000, cpu_per_spawn / 1000, false);
+    // Sleeps: the bench's thread sleeps twice a spawn+wait (until the child has exec'd, then in
+    // waitpid); the daemon's threads between them, each against the whole daemon's.
+    const double spawn_sleeps_each = spawn_sleeps / kSequential;
+    add("daemon threads' sleeps per dispatch", "sleeps", "the bench's thread per spawn+wait", sleeps,
+        spawn_sleeps_each, false);
+    add("daemon threads' sleeps per dispatch: the loop", "sleeps", "the whole daemon",
+        split[kLoopThread].sleeps, sleeps, false);
+    add("daemon threads' sleeps per dispatch: gRPC's queue thread", "sleeps", "the whole daemon",
+        split[kQueueThread].sleeps, sleeps, false);
+    add("daemon threads' sleeps per dispatch: the launcher's thread", "sleeps", "the whole daemon",
+        split[kLauncherThread].sleeps, sleeps, false);
     add("dispatches completed per second, 8 terminals", "/s", "8 spawns in flight", rate,
         spawn_rate, true);
     add("GetStatus round trip beside 8 terminals dispatching p50", "µs", "idle",

@@ -67,19 +67,53 @@ double ProcessCpuMicros(pid_t pid) {
   return StatCpuMicros("/proc/" + std::to_string(pid) + "/stat");
 }
 
-std::map<std::string, double> CpuByThreadName(pid_t pid) {
-  std::map<std::string, double> by_name;
+std::map<pid_t, ThreadSample> SampleThreads(pid_t pid) {
+  std::map<pid_t, ThreadSample> out;
   const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
   std::error_code ec;
   for (const auto& t : std::filesystem::directory_iterator(tasks, ec)) {
-    std::string comm;
-    StatCpuMicros(t.path().string() + "/stat", &comm);
-    std::ifstream in(t.path().string() + "/schedstat");
+    const std::string dir = t.path().string();
+    ThreadSample sample;
+    StatCpuMicros(dir + "/stat", &sample.name);
+    std::ifstream sched(dir + "/schedstat");
     double ns = -1;
-    if (comm.empty() || !(in >> ns)) continue;  // ended meanwhile
-    by_name[t.path().filename() == std::to_string(pid) ? kLoopThread : comm] += ns / 1000;
+    if (sample.name.empty() || !(sched >> ns)) continue;  // ended meanwhile
+    sample.cpu_us = ns / 1000;
+    std::ifstream status(dir + "/status");
+    std::string line;
+    bool counted = false;
+    while (std::getline(status, line)) {
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) {
+        sample.sleeps = std::strtod(line.c_str() + 24, nullptr);
+        counted = true;
+      }
+    }
+    if (!counted) continue;  // ended between its files
+    const pid_t tid = static_cast<pid_t>(std::strtol(t.path().filename().c_str(), nullptr, 10));
+    if (tid == pid) sample.name = kLoopThread;
+    out[tid] = sample;
+  }
+  return out;
+}
+
+std::map<std::string, ThreadSample> ThreadsSince(const std::map<pid_t, ThreadSample>& before,
+                                                 const std::map<pid_t, ThreadSample>& after) {
+  std::map<std::string, ThreadSample> by_name;
+  for (const auto& [tid, now] : after) {
+    ThreadSample& sum = by_name[now.name];
+    sum.name = now.name;
+    auto was = before.find(tid);
+    const bool same = was != before.end() && was->second.name == now.name;
+    sum.cpu_us += now.cpu_us - (same ? was->second.cpu_us : 0.0);
+    sum.sleeps += now.sleeps - (same ? was->second.sleeps : 0.0);
   }
   return by_name;
+}
+
+double ThreadSleeps() {
+  rusage u{};
+  getrusage(RUSAGE_THREAD, &u);
+  return static_cast<double>(u.ru_nvcsw);
 }
 
 HostTicks ReadHostTicks() {

@@ -38,11 +38,25 @@ double ProcessCpuMicros(pid_t pid);
 double ProcessRssMiB(pid_t pid);
 // CPU time of the calling thread, in microseconds.
 double ThreadCpuMicros();
-// On-CPU time (µs) of each live thread of a process, summed by the thread's name (conclaved names
-// its own: common/thread_name); the main thread, conclaved's loop, is "loop". Read from each
-// thread's schedstat, in nanoseconds: utime + stime come in 10 ms ticks, each thread's rounded
-// down on its own. A thread that has ended is in ProcessCpuMicros only.
-std::map<std::string, double> CpuByThreadName(pid_t pid);
+// One live thread of a process, read from /proc: its name (conclaved names its own:
+// common/thread_name; the main thread, conclaved's loop, is "loop"), its on-CPU time in µs (from
+// schedstat, in nanoseconds: utime + stime come in 10 ms ticks, each thread's rounded down on its
+// own) and how often it went to sleep of itself (voluntary context switches: each a wait on a
+// futex, epoll or a pipe, and a wake-up after it).
+struct ThreadSample {
+  std::string name;
+  double cpu_us = 0;
+  double sleeps = 0;
+};
+// The live threads of a process, by thread id.
+std::map<pid_t, ThreadSample> SampleThreads(pid_t pid);
+// What the threads did between two samples, summed by name. Matched by thread id: a thread
+// started in between counts from zero, one that ended in between is in neither (its CPU is in
+// ProcessCpuMicros only), and a thread that took over another's name is never taken for it.
+std::map<std::string, ThreadSample> ThreadsSince(const std::map<pid_t, ThreadSample>& before,
+                                                 const std::map<pid_t, ThreadSample>& after);
+// The calling thread's voluntary context switches so far (getrusage, RUSAGE_THREAD).
+double ThreadSleeps();
 // The names the dispatch rows split a dispatch's CPU by (`bench --check-baselines` finds them).
 inline constexpr const char* kLoopThread = "loop";
 inline constexpr const char* kQueueThread = "grpc-queue";
