@@ -99,6 +99,19 @@ pid_t WaitPid(pid_t pid, int* status, int options) {
   return r;
 }
 
+namespace {
+void MaskChildSignals(int how) {
+  sigset_t child;
+  sigemptyset(&child);
+  sigaddset(&child, SIGCHLD);
+  pthread_sigmask(how, &child, nullptr);
+}
+}  // namespace
+
+void BlockChildSignals() { MaskChildSignals(SIG_BLOCK); }
+
+void AcceptChildSignals() { MaskChildSignals(SIG_UNBLOCK); }
+
 OrphanReaper::OrphanReaper(boost::asio::io_context& io) : event_(io) {}
 
 OrphanReaper::~OrphanReaper() {

@@ -48,6 +48,17 @@ class ChildRegistry {
 // Waits for pid like waitpid(pid, &status, options), retrying on EINTR.
 pid_t WaitPid(pid_t pid, int* status, int options);
 
+// SIGCHLD is the loop's alone. The kernel gives a child's SIGCHLD to the thread that spawned it
+// when that thread does not block it, else to another thread that does not: the launcher's
+// thread, asleep on its queue by the time a worker exits, was woken for each, ran the handler
+// and slept again, once a dispatch; the loop, woken for the exit anyway, runs it now.
+// BlockChildSignals blocks SIGCHLD in the calling thread and so in the threads it starts from
+// then on: main calls it before any thread starts, and the launcher's thread again (it may be
+// started from the loop). AcceptChildSignals unblocks it in the loop before it runs. A child
+// starts with no signal blocked whatever its spawning thread blocks (exec/vfork_exec).
+void BlockChildSignals();
+void AcceptChildSignals();
+
 class OrphanReaper {
  public:
   explicit OrphanReaper(boost::asio::io_context& io);
