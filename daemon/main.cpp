@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
   using namespace conclave;
   ProductionRuntime();  // before gRPC or anything else starts a thread
   BeginBackgroundThreads();  // every thread started before the loop runs is SCHED_BATCH
-  exec::BlockChildSignals();  // and blocks SIGCHLD: the loop alone takes it (exec/child_registry)
+  exec::BlockChildSignal();  // and blocks SIGCHLD: the loop reads it (exec/child_registry)
   config::Flags flags;
   if (auto exit_code = ParseFlags(argc, argv, flags)) return *exit_code;
   auto log_sink = std::make_shared<exec::RedactingLogSink>(nullptr);
@@ -257,7 +257,6 @@ int main(int argc, char** argv) {
     });
   });
   EndBackgroundThreads();  // the loop itself runs SCHED_OTHER (as do the launcher's thread and workers)
-  exec::AcceptChildSignals();
   RunLoop(io);
   if (shutdown_thread.joinable()) shutdown_thread.join();
   server.value()->Wait();

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -99,20 +100,14 @@ pid_t WaitPid(pid_t pid, int* status, int options) {
   return r;
 }
 
-namespace {
-void MaskChildSignals(int how) {
+void BlockChildSignal() {
   sigset_t child;
   sigemptyset(&child);
   sigaddset(&child, SIGCHLD);
-  pthread_sigmask(how, &child, nullptr);
+  pthread_sigmask(SIG_BLOCK, &child, nullptr);
 }
-}  // namespace
 
-void BlockChildSignals() { MaskChildSignals(SIG_BLOCK); }
-
-void AcceptChildSignals() { MaskChildSignals(SIG_UNBLOCK); }
-
-OrphanReaper::OrphanReaper(boost::asio::io_context& io) : event_(io) {}
+OrphanReaper::OrphanReaper(boost::asio::io_context& io) : event_(io), signals_(io) {}
 
 OrphanReaper::~OrphanReaper() {
   g_sigchld_fd.store(-1);
@@ -122,16 +117,39 @@ OrphanReaper::~OrphanReaper() {
 void OrphanReaper::Start() {
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (fd < 0) return;
-  event_.assign(fd);
-  g_sigchld_fd.store(fd);
+  if (fd >= 0) {
+    event_.assign(fd);
+    g_sigchld_fd.store(fd);
+    Arm();
+  }
   struct sigaction sa {};
   sa.sa_handler = OnSigchld;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;  // no blocking call anywhere returns EINTR for it
+  // SA_RESTART restarts read() and the like; epoll_wait, poll and sleeps still return early in
+  // a thread that takes the signal: so none is meant to.
+  sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
   sigaction(SIGCHLD, &sa, nullptr);
-  Arm();
+  sigset_t child;
+  sigemptyset(&child);
+  sigaddset(&child, SIGCHLD);
+  int sfd = signalfd(-1, &child, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (sfd >= 0) {
+    signals_.assign(sfd);
+    ArmSignals();
+  } else {
+    pthread_sigmask(SIG_UNBLOCK, &child, nullptr);  // the handler's way, on this thread
+  }
   ChildRegistry::Instance().ReapOrphans();
+}
+
+void OrphanReaper::ArmSignals() {
+  // Reads what is pending (one SIGCHLD however many children exited) and sweeps them all.
+  signals_.async_read_some(boost::asio::buffer(infos_.data(), sizeof infos_),
+                           [this](const boost::system::error_code& ec, size_t) {
+                             if (ec) return;
+                             ChildRegistry::Instance().ReapOrphans();
+                             ArmSignals();
+                           });
 }
 
 void OrphanReaper::Arm() {

@@ -6,15 +6,17 @@
 // writes its pid into the spawn's slot before it runs (CLONE_PARENT_SETTID), and the slot is
 // registered before the spawn starts. No lock is held across a spawn, so a sweep on the loop
 // never waits for another thread's child to reach execve.
-// OrphanReaper: wakes the loop on SIGCHLD (a handler with SA_RESTART that writes an eventfd,
-// so no other thread's blocking call is interrupted) and sweeps.
+// OrphanReaper: wakes the loop on SIGCHLD (read from a signalfd: every thread blocks it) and
+// sweeps.
 // Thread-safety: ChildRegistry is thread-safe; OrphanReaper lives on the loop.
 #pragma once
 
+#include <sys/signalfd.h>
 #include <sys/types.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <array>
 #include <atomic>
 #include <functional>
 #include <mutex>
@@ -48,28 +50,31 @@ class ChildRegistry {
 // Waits for pid like waitpid(pid, &status, options), retrying on EINTR.
 pid_t WaitPid(pid_t pid, int* status, int options);
 
-// SIGCHLD is the loop's alone. The kernel gives a child's SIGCHLD to the thread that spawned it
-// when that thread does not block it, else to another thread that does not: the launcher's
-// thread, asleep on its queue by the time a worker exits, was woken for each, ran the handler
-// and slept again, once a dispatch; the loop, woken for the exit anyway, runs it now.
-// BlockChildSignals blocks SIGCHLD in the calling thread and so in the threads it starts from
-// then on: main calls it before any thread starts, and the launcher's thread again (it may be
-// started from the loop). AcceptChildSignals unblocks it in the loop before it runs. A child
-// starts with no signal blocked whatever its spawning thread blocks (exec/vfork_exec).
-void BlockChildSignals();
-void AcceptChildSignals();
+// SIGCHLD interrupts no thread. The kernel gives a child's SIGCHLD to the thread that spawned it
+// unless that thread blocks it, else to any thread that does not: the launcher's thread, asleep
+// on its queue by the time a worker exits, was woken for each, ran the handler and slept again,
+// once a dispatch. main blocks it before any thread starts, so every thread inherits the mask,
+// and the loop reads it from a signalfd (OrphanReaper). A child starts with no signal blocked,
+// whatever its spawning thread blocks (exec/vfork_exec).
+void BlockChildSignal();
 
 class OrphanReaper {
  public:
   explicit OrphanReaper(boost::asio::io_context& io);
   ~OrphanReaper();
-  // Makes the daemon a child subreaper and starts sweeping on SIGCHLD.
+  // Makes the daemon a child subreaper and starts sweeping on SIGCHLD: read from a signalfd
+  // when every thread blocks it (BlockChildSignal), and from a handler that wakes the loop
+  // through an eventfd in a thread that takes it after all. Without a signalfd, the calling
+  // thread takes the signal again, through the handler.
   void Start();
 
  private:
   void Arm();
+  void ArmSignals();
   boost::asio::posix::stream_descriptor event_;
   uint64_t buf_ = 0;
+  boost::asio::posix::stream_descriptor signals_;
+  std::array<signalfd_siginfo, 4> infos_{};
 };
 
 }  // namespace conclave::exec

@@ -75,7 +75,6 @@ ProcessLauncher::~ProcessLauncher() {
 
 void ProcessLauncher::ThreadMain(std::shared_ptr<Shared> shared, uint64_t generation) {
   EndBackgroundThreads();
-  BlockChildSignals();  // its children's SIGCHLD goes to the loop (exec/child_registry)
   std::unique_lock lock(shared->mu);
   for (;;) {
     shared->wake.wait(lock, [&] {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -285,6 +286,30 @@ TEST_CASE("a setsid grandchild is stopped on normal completion, timeout, cancel 
   pid_t stop_pid = escapee("stop", "FAKE: hang\n", "w4", {}).second;
   CHECK(d.Stop() == 0);
   CHECK(WaitFor([&] { return ProcessGone(stop_pid); }, 10s));
+}
+
+// The daemon is the escapee's parent once it is re-parented: stopped at the run's end, it is a
+// zombie until the daemon reaps it, which it does when SIGCHLD says so (read from a signalfd:
+// every thread blocks it, exec/child_registry). A zombie left is a process slot held.
+TEST_CASE("a grandchild the daemon stops is reaped and not left a zombie", "[dispatch]") {
+  DaemonFixture d;
+  StartWithFake(d);
+  d.Cli({"terminal", "create", "--profile", "fake", "--handle", "w1", "--cwd", d.dir()});
+  const std::string pidfile = d.dir() + "/orphan.pid";
+  std::string id = CreateTask(d, "FAKE: escapee " + pidfile + "\nFAKE: print finished\n");
+  d.CliJson({"dispatch", "--task", id, "--to", "w1"});
+  const pid_t orphan = WaitForMarker(pidfile);
+  CHECK(Payload(WaitDone(d, id))["outcome"] == "succeeded");
+  // Gone from the process table altogether: not even a zombie of the daemon's.
+  auto reaped = [&] { return kill(orphan, 0) != 0 && errno == ESRCH; };
+  CHECK(WaitFor(reaped, 10s));
+  if (!reaped()) {
+    std::ifstream st("/proc/" + std::to_string(orphan) + "/stat");
+    std::string line;
+    std::getline(st, line);
+    INFO("still there: " << line);
+    CHECK(false);
+  }
 }
 
 TEST_CASE("megabytes of output are handled with bounded memory and a full transcript",
