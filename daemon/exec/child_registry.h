@@ -65,7 +65,7 @@ class OrphanReaper {
   // Makes the daemon a child subreaper and starts sweeping on SIGCHLD: read from a signalfd
   // when every thread blocks it (BlockChildSignal), and from a handler that wakes the loop
   // through an eventfd in a thread that takes it after all. Without a signalfd, the calling
-  // thread takes the signal again, through the handler.
+  // thread and the threads it starts from then on take the signal again, through the handler.
   void Start();
 
  private:
