@@ -100,10 +100,17 @@ pid_t WaitPid(pid_t pid, int* status, int options) {
   return r;
 }
 
-void BlockChildSignal() {
+namespace {
+sigset_t ChildSignal() {
   sigset_t child;
   sigemptyset(&child);
   sigaddset(&child, SIGCHLD);
+  return child;
+}
+}  // namespace
+
+void BlockChildSignal() {
+  const sigset_t child = ChildSignal();
   pthread_sigmask(SIG_BLOCK, &child, nullptr);
 }
 
@@ -129,9 +136,7 @@ void OrphanReaper::Start() {
   // a thread that takes the signal: so none is meant to.
   sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
   sigaction(SIGCHLD, &sa, nullptr);
-  sigset_t child;
-  sigemptyset(&child);
-  sigaddset(&child, SIGCHLD);
+  const sigset_t child = ChildSignal();
   int sfd = signalfd(-1, &child, SFD_NONBLOCK | SFD_CLOEXEC);
   if (sfd >= 0) {
     signals_.assign(sfd);
