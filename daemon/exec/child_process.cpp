@@ -152,6 +152,10 @@ StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec, PipeMode mode) {
   child.stdin_fd = TakeFd(in.w);  // -1 with /dev/null
   child.stdout_fd = TakeFd(out.r);
   child.stderr_fd = TakeFd(err.r);
+  if (spec.hold_output_ends) {
+    child.stdout_hold = TakeFd(out.w);
+    child.stderr_hold = TakeFd(err.w);
+  }
   if (mode == PipeMode::kNonBlocking) {
     // A pipe's status flags are only its access mode, which F_SETFL ignores: no F_GETFL.
     for (int fd : {child.stdin_fd, child.stdout_fd, child.stderr_fd}) {

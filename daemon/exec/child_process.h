@@ -24,6 +24,11 @@ struct SpawnSpec {
   // Non-null: set to the child's pid before the child runs (before SpawnChild returns), for a
   // thread that must recognise the child while another thread is still spawning it.
   std::atomic<pid_t>* early_pid = nullptr;
+  // Keep the daemon's own copies of the stdout and stderr write ends (SpawnedChild's
+  // stdout_hold, stderr_hold) for a caller that learns of the exit from the pidfd: the pipes
+  // then reach EOF when it closes them after the exit, not as the worker closes its ends on the
+  // way out, so one wake-up of the loop sees the exit and the end of the output together.
+  bool hold_output_ends = false;
 };
 
 struct SpawnedChild {
@@ -32,6 +37,8 @@ struct SpawnedChild {
   int stdin_fd = -1;  // -1 with SpawnSpec::stdin_null
   int stdout_fd = -1;
   int stderr_fd = -1;
+  int stdout_hold = -1;  // write ends kept with SpawnSpec::hold_output_ends, else -1
+  int stderr_hold = -1;
   int64_t start_time = 0;  // /proc/<pid>/stat field 22
 };
 

@@ -36,7 +36,8 @@ void DiscardChild(SpawnedChild& child, bool wait) {
   if (wait) WaitPid(child.pid, &status, 0);
   ChildRegistry::Instance().Untrack(child.pid);
   ChildRegistry::Instance().ReapOrphans();  // and what queued behind it
-  for (int fd : {child.pidfd, child.stdin_fd, child.stdout_fd, child.stderr_fd}) {
+  for (int fd : {child.pidfd, child.stdin_fd, child.stdout_fd, child.stderr_fd, child.stdout_hold,
+                 child.stderr_hold}) {
     if (fd >= 0) close(fd);
   }
 }
@@ -109,7 +110,9 @@ void ProcessLauncher::RunJob(const std::shared_ptr<Shared>& shared,
     if (plan.abandoned->load() || progress.given_up.load()) {
       return FailedPrecondition("stopped before the worker started");
     }
-    return SpawnChild(plan.spec, PipeMode::kAsio);  // asio's pipes
+    // asio's pipes; the run learns of the exit from the pidfd (exec/worker_run)
+    plan.spec.hold_output_ends = true;
+    return SpawnChild(plan.spec, PipeMode::kAsio);
   };
   StatusOr<SpawnedChild> child = prepared_and_spawned();
   progress.on_thread.store(false);

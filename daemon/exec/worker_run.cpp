@@ -86,7 +86,13 @@ WorkerRun::WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::strin
   last_activity_ = last_output_;
 }
 
-WorkerRun::~WorkerRun() = default;
+WorkerRun::~WorkerRun() { ReleaseOutputEnds(); }
+
+void WorkerRun::ReleaseOutputEnds() {
+  for (int* fd : {&child_.stdout_hold, &child_.stderr_hold}) {
+    if (*fd >= 0) close(std::exchange(*fd, -1));
+  }
+}
 
 void WorkerRun::Start() {
   WriteStdin();
@@ -270,6 +276,9 @@ void WorkerRun::WatchExit() {
 
 void WorkerRun::OnExited(int exit_code, int term_signal) {
   phase_ = Phase::kExited;
+  // The worker's own ends closed before its exit was signalled: with the daemon's closed too,
+  // a pipe no descendant holds is at EOF now, and its read ends it in this same wake-up.
+  ReleaseOutputEnds();
   boost::system::error_code ignore;
   pidfd_.close(ignore);
   outcome_.exit_code = exit_code;

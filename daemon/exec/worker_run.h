@@ -1,21 +1,24 @@
 // WorkerRun: supervises one spawned worker on the loop, as a small state machine.
 //   running ──(SIGTERM sent: timeout, idle kill, Stop)──▶ terminating
 //   running | terminating ──(leader exited)──▶ exited ──(stdout and stderr at EOF)──▶ finished
-// A run is finished only when the process has exited AND both pipes reached EOF (tmux's rule).
-// The leader is reaped only then: until it is, its zombie pins the process group id, so
-// signalling the group can never reach a recycled group. If the worker exits but a descendant keeps
-// the pipes open, the rest of the process group is killed after eof_grace. Output is redacted on
-// the loop and appended, on the log writer's thread (exec/log_writer), to the transcript file
-// (created with the first output byte, with the dispatch directory if missing; stdout and stderr
-// interleaved as they arrive) and stdout alone to stdout.log, each capped on disk (CappedLog: head
-// + tail, stitched after the run). on_stdout sees each redacted stdout chunk at once; on_output
-// follows once the chunk is written, and on_finished once the logs are closed. Past kMaxUnwritten
-// bytes handed to the writer and not yet written, the pipes are not read (the worker waits on them,
-// and is not idle meanwhile; what a pipe holds when eof_grace ends is read before it is closed):
-// memory use is bounded whatever the output size. Timeouts: hard (SIGTERM to the group, SIGKILL
-// after kill_grace), idle (no output and no activity noted for idle_timeout → on_idle, once per
-// silence) and idle kill (the same for idle_kill). Activity is judged by the caller (the service
-// layer samples /proc off the loop) and reported with NoteActivity().
+// A run is finished only when the process has exited AND both pipes reached EOF (tmux's rule). The
+// leader is reaped only then: until it is, its zombie pins the process group id, so signalling the
+// group can never reach a recycled group. If the worker exits but a descendant keeps the pipes
+// open, the rest of the process group is killed after eof_grace. When the daemon kept its own
+// copies of the pipes' write ends (SpawnSpec::hold_output_ends, as the launcher does), it closes
+// them once the leader has exited: the pipes end together with the exit, not one wake-up each as
+// the worker closes its ends on the way out. Output is redacted on the loop and appended, on the
+// log writer's thread (exec/log_writer), to the transcript file (created with the first output
+// byte, with the dispatch directory if missing; stdout and stderr interleaved as they arrive) and
+// stdout alone to stdout.log, each capped on disk (CappedLog: head + tail, stitched after the run).
+// on_stdout sees each redacted stdout chunk at once; on_output follows once the chunk is written,
+// and on_finished once the logs are closed. Past kMaxUnwritten bytes handed to the writer and not
+// yet written, the pipes are not read (the worker waits on them, and is not idle meanwhile; what a
+// pipe holds when eof_grace ends is read before it is closed): memory use is bounded whatever the
+// output size. Timeouts: hard (SIGTERM to the group, SIGKILL after kill_grace), idle (no output and
+// no activity noted for idle_timeout → on_idle, once per silence) and idle kill (the same for
+// idle_kill). Activity is judged by the caller (the service layer samples /proc off the loop) and
+// reported with NoteActivity().
 // Thread-safety: loop thread only. Callbacks run on the loop.
 #pragma once
 
@@ -79,6 +82,8 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   void DrainPipe(bool is_stdout);
   void WatchExit();
   void OnExited(int exit_code, int term_signal);
+  // Closes the write ends the daemon kept (SpawnSpec::hold_output_ends), if it kept them.
+  void ReleaseOutputEnds();
   void KillGroupIfPinned();
   void Reap();
   void ArmIdleTimer();

@@ -3,6 +3,8 @@
 // reaped, but nothing is on disk and the outcome waits; a worker printing faster than the
 // writer writes is held at its pipe once kMaxUnwritten bytes wait, and loses nothing, not even
 // what its pipe holds when eof_grace ends, and is not killed as idle while it waits.
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +26,16 @@
 using namespace conclave;
 
 namespace {
+
+// The pipes open in this process (the run's read ends, and the write ends the launcher keeps).
+int OpenPipes() {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    n += std::filesystem::read_symlink(e.path(), ec).string().rfind("pipe:", 0) == 0;
+  }
+  return n;
+}
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -188,6 +200,48 @@ TEST_CASE("a worker waiting at a pipe the daemon does not read is not killed as 
   CHECK(run->reading_paused());
   fx.ReleaseAndCheckAllWritten(kBytes);
   CHECK(!fx.finished->idle_killed);
+}
+
+// The launcher keeps the pipes' write ends until the worker has exited, so its exit and the end
+// of its output reach the loop in one wake-up. A worker that closes its stdout and stderr and
+// runs on does not end its streams; its exit does, at once, not after eof_grace.
+TEST_CASE("a worker's pipes end with its exit: the daemon holds their write ends until then",
+          "[exec][launch]") {
+  Fixture fx;
+  const std::string closed = fx.dir + "/closed", go = fx.dir + "/go";
+  REQUIRE(mkfifo(closed.c_str(), 0600) == 0);
+  REQUIRE(mkfifo(go.c_str(), 0600) == 0);
+  const int told = open(closed.c_str(), O_RDONLY | O_NONBLOCK);
+  REQUIRE(told >= 0);
+  const int pipes_before = OpenPipes();
+  exec::RunLimits limits;
+  limits.eof_grace = std::chrono::hours(1);  // a run that waited for it would not finish here
+  auto run = fx.Launch({"/bin/sh", "-c",
+                        "printf out; printf err >&2; exec >&- 2>&-; printf x > \"$1/closed\"; "
+                        "read x < \"$1/go\"",
+                        "sh", fx.dir},
+                       limits);
+  // The worker has closed its ends of both pipes (it says so through the fifo).
+  pollfd pfd{told, POLLIN, 0};
+  REQUIRE(poll(&pfd, 1, 60000) == 1);
+  char byte = 0;
+  REQUIRE(read(told, &byte, 1) == 1);
+  close(told);
+  while (fx.io.poll() > 0) {
+  }
+  CHECK(fx.seen == "out");
+  CHECK(run->pipes_open());  // the daemon's own write ends keep them from ending
+  CHECK(!run->finished());
+  const int let_go = open(go.c_str(), O_WRONLY);  // the worker is at its read, or about to be
+  REQUIRE(let_go >= 0);
+  REQUIRE(write(let_go, "\n", 1) == 1);
+  close(let_go);
+  REQUIRE(RunUntil(fx.io, [&] { return fx.finished.has_value(); }));
+  CHECK(fx.finished->exit_code == 0);
+  CHECK(fx.finished->stdout_bytes == 3);
+  CHECK(fx.finished->stderr_tail == "err");
+  CHECK(!run->pipes_open());
+  CHECK(OpenPipes() == pipes_before);  // none of the four left open
 }
 
 }  // namespace
