@@ -1,6 +1,7 @@
 #include "exec/worker_run.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <signal.h>
@@ -76,7 +77,8 @@ WorkerRun::WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::strin
       out_redactor_(std::move(secrets)),
       err_redactor_(out_redactor_),  // the same forms: computed once
       writer_(std::move(writer)),
-      logs_(std::make_shared<Logs>()) {
+      logs_(std::make_shared<Logs>()),
+      held_output_ends_(child.stdout_hold >= 0 && child.stderr_hold >= 0) {
   if (child.stdin_fd >= 0) stdin_.assign(child.stdin_fd);  // else /dev/null: nothing to write
   if (child.pidfd >= 0) pidfd_.assign(child.pidfd);
   logs_->transcript_path = std::move(transcript_path);
@@ -286,8 +288,10 @@ void WorkerRun::OnExited(int exit_code, int term_signal) {
   hard_timer_.cancel();
   idle_timer_.cancel();
   // Descendants may still hold the pipes: give them eof_grace, then end the group (the
-  // leader's zombie still pins it).
-  if (open_streams_ > 0) {
+  // leader's zombie still pins it). Not when the daemon held the write ends and no writer is
+  // left now: the reads out end the streams on the loop's next pass, and a timer armed only to
+  // be cancelled could still wake the loop for nothing eof_grace later.
+  if (open_streams_ > 0 && !(held_output_ends_ && OutputEndsNow())) {
     eof_timer_.expires_after(limits_.eof_grace);
     eof_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
       // Finished meanwhile (the handler was already queued): the leader is reaped, and its
@@ -312,6 +316,23 @@ void WorkerRun::OnExited(int exit_code, int term_signal) {
   }
   // With the pipes closed, MaybeFinish ends what is left of the group at once.
   MaybeFinish();
+}
+
+bool WorkerRun::OutputEndsNow() {
+  pollfd fds[2];
+  nfds_t n = 0;
+  for (bool is_stdout : {true, false}) {
+    auto& stream = is_stdout ? stdout_ : stderr_;
+    if (!stream.is_open()) continue;
+    if (paused_[is_stdout]) return false;  // read again only as the writer catches up
+    fds[n++] = pollfd{stream.native_handle(), POLLIN, 0};
+  }
+  if (n == 0) return true;
+  if (poll(fds, n, 0) != static_cast<int>(n)) return false;
+  for (nfds_t i = 0; i < n; ++i) {
+    if ((fds[i].revents & POLLHUP) == 0) return false;  // a writer is left: a descendant
+  }
+  return true;
 }
 
 void WorkerRun::KillGroupIfPinned() {

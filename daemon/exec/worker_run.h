@@ -68,6 +68,7 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   int64_t unwritten_bytes() const { return unwritten_; }
   bool reading_paused() const { return paused_[0] || paused_[1]; }
   bool pipes_open() const { return stdout_.is_open() || stderr_.is_open(); }
+  bool pipe_open(bool is_stdout) const { return (is_stdout ? stdout_ : stderr_).is_open(); }
   // How many times the idle timer has checked the run (tests: time passed for the idle rules).
   int idle_checks() const { return idle_checks_; }
 
@@ -84,6 +85,9 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   void OnExited(int exit_code, int term_signal);
   // Closes the write ends the daemon kept (SpawnSpec::hold_output_ends), if it kept them.
   void ReleaseOutputEnds();
+  // After ReleaseOutputEnds: every pipe still open is read and has no writer left, so its
+  // read reaches EOF without waiting on anyone.
+  bool OutputEndsNow();
   void KillGroupIfPinned();
   void Reap();
   void ArmIdleTimer();
@@ -114,6 +118,7 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   char out_buf_[16384], err_buf_[16384];
   Phase phase_ = Phase::kRunning;
   int open_streams_ = 2;  // stdout and stderr until each reaches EOF
+  bool held_output_ends_;  // the launcher kept both write ends (SpawnSpec::hold_output_ends)
   bool reaped_elsewhere_ = false;  // ECHILD: the status is unknown (never taken as success)
   std::chrono::steady_clock::time_point last_output_;
   std::chrono::steady_clock::time_point last_activity_;  // NoteActivity: working, not printing

@@ -217,8 +217,8 @@ TEST_CASE("a worker's pipes end with its exit: the daemon holds their write ends
   exec::RunLimits limits;
   limits.eof_grace = std::chrono::hours(1);  // a run that waited for it would not finish here
   auto run = fx.Launch({"/bin/sh", "-c",
-                        "printf out; printf err >&2; exec >&- 2>&-; printf x > \"$1/closed\"; "
-                        "read x < \"$1/go\"",
+                        "exec 3<>\"$1/go\"; printf out; printf err >&2; exec >&- 2>&-; "
+                        "printf x > \"$1/closed\"; read x <&3",
                         "sh", fx.dir},
                        limits);
   // The worker has closed its ends of both pipes (it says so through the fifo).
@@ -230,9 +230,12 @@ TEST_CASE("a worker's pipes end with its exit: the daemon holds their write ends
   while (fx.io.poll() > 0) {
   }
   CHECK(fx.seen == "out");
-  CHECK(run->pipes_open());  // the daemon's own write ends keep them from ending
+  // The daemon's own write ends keep both from ending.
+  CHECK(run->pipe_open(true));
+  CHECK(run->pipe_open(false));
   CHECK(!run->finished());
-  const int let_go = open(go.c_str(), O_WRONLY);  // the worker is at its read, or about to be
+  // The worker holds the fifo open to read it: this open does not wait (ENXIO if it died).
+  const int let_go = open(go.c_str(), O_WRONLY | O_NONBLOCK);
   REQUIRE(let_go >= 0);
   REQUIRE(write(let_go, "\n", 1) == 1);
   close(let_go);
@@ -242,6 +245,19 @@ TEST_CASE("a worker's pipes end with its exit: the daemon holds their write ends
   CHECK(fx.finished->stderr_tail == "err");
   CHECK(!run->pipes_open());
   CHECK(OpenPipes() == pipes_before);  // none of the four left open
+}
+
+// The daemon's ends are let go at the exit, but a descendant's are not: a pipe it keeps still
+// has a writer, so eof_grace runs, then the group is ended and the run finishes.
+TEST_CASE("a descendant that keeps a worker's pipes is ended after eof_grace", "[exec][launch]") {
+  Fixture fx;
+  exec::RunLimits limits;
+  limits.eof_grace = std::chrono::milliseconds(0);
+  auto run = fx.Launch({"/bin/sh", "-c", "printf out; sleep 600 & exit 0"}, limits);
+  REQUIRE(RunUntil(fx.io, [&] { return fx.finished.has_value(); }));  // not after 600 s
+  CHECK(fx.finished->exit_code == 0);
+  CHECK(fx.seen == "out");
+  CHECK(!run->pipes_open());
 }
 
 }  // namespace
