@@ -3,19 +3,16 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <filesystem>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <utility>
 
-#include "exec/capped_log.h"
 #include "exec/child_registry.h"
 #include "exec/proc_info.h"
 
@@ -24,37 +21,6 @@ namespace {
 constexpr size_t kStderrTail = 8192;
 
 }  // namespace
-
-// Opened (and the dispatch directory made) with the first output byte: a silent run creates
-// no files.
-struct WorkerRun::Logs {
-  std::string transcript_path, stdout_path;
-  int64_t cap = 0;
-  bool opened = false;
-  CappedLog transcript, stdout_log;
-
-  void Write(const std::string& data, bool is_stdout) {
-    if (!opened) Open();
-    transcript.Append(data);
-    if (is_stdout) stdout_log.Append(data);
-  }
-  void Open() {
-    opened = true;
-    // The dispatch directory exists already when the plan needed it before the spawn.
-    std::string dir = std::filesystem::path(transcript_path).parent_path();
-    if (mkdir(dir.c_str(), 0700) != 0 && errno == ENOENT) {
-      std::error_code ec;
-      std::filesystem::create_directories(std::filesystem::path(dir).parent_path(), ec);
-      mkdir(dir.c_str(), 0700);
-    }
-    transcript.Open(transcript_path, cap);
-    stdout_log.Open(stdout_path, cap);
-  }
-  void Close() {
-    transcript.Close();
-    stdout_log.Close();
-  }
-};
 
 WorkerRun::WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::string stdin_data,
                      std::string transcript_path, std::string stdout_path,
@@ -77,7 +43,7 @@ WorkerRun::WorkerRun(boost::asio::io_context& io, SpawnedChild child, std::strin
       out_redactor_(std::move(secrets)),
       err_redactor_(out_redactor_),  // the same forms: computed once
       writer_(std::move(writer)),
-      logs_(std::make_shared<Logs>()),
+      logs_(std::make_shared<RunLogs>()),
       held_output_ends_(child.stdout_hold >= 0 && child.stderr_hold >= 0) {
   if (child.stdin_fd >= 0) stdin_.assign(child.stdin_fd);  // else /dev/null: nothing to write
   if (child.pidfd >= 0) pidfd_.assign(child.pidfd);

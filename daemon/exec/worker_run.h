@@ -33,6 +33,7 @@
 #include "exec/child_process.h"
 #include "exec/log_writer.h"
 #include "exec/redactor.h"
+#include "exec/run_logs.h"
 #include "exec/run_tree.h"
 #include "exec/run_types.h"
 
@@ -106,11 +107,10 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   boost::asio::steady_timer hard_timer_, idle_timer_, kill_timer_, eof_timer_, poll_timer_;
   StreamRedactor out_redactor_, err_redactor_;
   // The run's two logs, written on the writer's thread only.
-  struct Logs;
   void Write(std::string data, bool is_stdout);
   void OnWritten(int64_t n);
   std::shared_ptr<LogWriter> writer_;
-  std::shared_ptr<Logs> logs_;
+  std::shared_ptr<RunLogs> logs_;
   int64_t unwritten_ = 0;
   bool paused_[2] = {false, false};  // [is_stdout]: not read until the writer catches up
   bool grace_over_ = false;  // eof_grace ended: a read in flight ends its stream once it is back
