@@ -253,8 +253,8 @@ TEST_CASE("a descendant that keeps a worker's pipes is ended after eof_grace", "
   Fixture fx;
   exec::RunLimits limits;
   limits.eof_grace = std::chrono::milliseconds(0);
-  auto run = fx.Launch({"/bin/sh", "-c", "printf out; sleep 600 & exit 0"}, limits);
-  REQUIRE(RunUntil(fx.io, [&] { return fx.finished.has_value(); }));  // not after 600 s
+  auto run = fx.Launch({"/bin/sh", "-c", "printf out; tail -f /dev/null & exit 0"}, limits);
+  REQUIRE(RunUntil(fx.io, [&] { return fx.finished.has_value(); }));  // tail would run on for ever
   CHECK(fx.finished->exit_code == 0);
   CHECK(fx.seen == "out");
   CHECK(!run->pipes_open());
