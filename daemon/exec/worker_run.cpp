@@ -297,6 +297,9 @@ bool WorkerRun::OutputEndsNow() {
   if (poll(fds, n, 0) != static_cast<int>(n)) return false;
   for (nfds_t i = 0; i < n; ++i) {
     if ((fds[i].revents & POLLHUP) == 0) return false;  // a writer is left: a descendant
+    // Output is left in the pipe: its reads may yet pause for the transcript's writer, and
+    // then only eof_grace's drain ends the stream before the writer catches up.
+    if ((fds[i].revents & POLLIN) != 0) return false;
   }
   return true;
 }

@@ -86,8 +86,8 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   void OnExited(int exit_code, int term_signal);
   // Closes the write ends the daemon kept (SpawnSpec::hold_output_ends), if it kept them.
   void ReleaseOutputEnds();
-  // After ReleaseOutputEnds: every pipe still open is read and has no writer left, so its
-  // read reaches EOF without waiting on anyone.
+  // After ReleaseOutputEnds: every pipe still open is read, empty and has no writer left, so
+  // its read reaches EOF without waiting on anyone.
   bool OutputEndsNow();
   void KillGroupIfPinned();
   void Reap();
