@@ -155,6 +155,12 @@ Database::Database(const std::string& path, const Options& options) : path_(path
   sqlite3_rollback_hook(db_, &Database::OnRollback, this);
   sqlite3_busy_timeout(db_, options.busy_timeout_ms);
   try {
+    // A statement's plan never depends on the values bound to it (the query planner stability
+    // guarantee). Without it SQLite since 3.4x reads a bound LIMIT while planning, and a cached
+    // statement whose LIMIT is bound anew is prepared again: every Wait's query, ~180k
+    // instructions each time. The plans are the ones tests/unit/store/query_plan_test pins.
+    CheckSqlite(db_, sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_QPSG, 1, nullptr),
+                "query planner stability guarantee");
     if (options.query_only) {
       // The loop's connection owns the file's settings and the WAL; this one only reads. Not
       // even its close may checkpoint (it can be the last to close in a test).
