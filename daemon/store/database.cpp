@@ -8,6 +8,11 @@
 #include "store/wal_checkpointer.h"
 #include "store/wal_write_vfs.h"
 
+#ifdef CONCLAVE_BUNDLED_SQLITE
+// The header is the bundled amalgamation's, not the system's (cmake/BundledSqlite.cmake).
+static_assert(SQLITE_VERSION_NUMBER == 3053002, "compiled against the bundled SQLite's header");
+#endif
+
 namespace conclave::store {
 namespace {
 // Idle copies kept per SQL text (more exist only while the same query runs nested).
@@ -196,10 +201,11 @@ Database::Database(const std::string& path, const Options& options) : path_(path
     Exec(options.synchronous_full ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;");
     Exec("PRAGMA foreign_keys=ON;");
     Exec("PRAGMA cache_size=-" + std::to_string(options.cache_kib) + ";");
-    // Dirty pages stay in memory until COMMIT, however many. SQLite 3.40.1 loses a commit on
-    // recovery after a transaction spilled to the WAL, rewrote a spilled page and then rolled
-    // part of itself back (ROLLBACK TO, or a statement failing on a constraint): the frames
-    // written next keep zero checksums. A transaction that never spills never rewrites a frame.
+    // Dirty pages stay in memory until COMMIT, however many. SQLite 3.40.1 (Debian 12's, which
+    // -DCONCLAVE_BUNDLED_SQLITE=OFF links) loses a commit on recovery after a transaction
+    // spilled to the WAL, rewrote a spilled page and then rolled part of itself back (ROLLBACK
+    // TO, or a statement failing on a constraint): the frames written next keep zero checksums.
+    // A transaction that never spills never rewrites a frame.
     Exec("PRAGMA cache_spill=OFF;");
     Exec("PRAGMA temp_store=MEMORY;");
     // No checkpoint inside COMMIT on this (the loop's) connection: see WalCheckpointer.
