@@ -81,6 +81,7 @@ void AddMessagingCommands(CLI::App& app, Options& opts, int* rc) {
               << "database   " << r.database_path() << " (schema " << r.schema_version() << ")\n"
               << "profiles   " << r.profiles_dir() << "\n"
               << "heap       " << r.allocator() << "\n"
+              << "sqlite     " << r.sqlite() << "\n"
               << "last seq   " << r.last_seq() << "\n";
     std::cout << "counts    ";
     for (const auto& [k, v] : std::map<std::string, int64_t>(r.counts().begin(), r.counts().end())) {

@@ -280,6 +280,7 @@ void ToProto(const service::StatusView& s, v1::StatusReply* out) {
   out->set_schema_version(s.schema_version);
   out->set_profiles_dir(s.profiles_dir);
   out->set_allocator(s.allocator);
+  out->set_sqlite(s.sqlite);
   for (const auto& [k, v] : s.counts) (*out->mutable_counts())[k] = v;
   for (const auto& c : s.cooldowns) {
     auto* p = out->add_cooldowns();

@@ -106,6 +106,7 @@ StatusView Services::Status(const StatusReads::Snapshot& stored) {
   s.schema_version = stored.schema_version;
   s.profiles_dir = core.config.profiles_dir;
   s.allocator = HeapAllocator();
+  s.sqlite = store::SqliteLibrary();
   s.counts = Counts(stored);
   const int64_t now = core.clock.NowMs();
   for (const auto& c : stored.cooldowns) {

@@ -55,7 +55,8 @@ struct ProfileErrorView {
 };
 
 struct StatusView {
-  std::string version, state_dir, database_path, listener, profiles_dir, store_mode, allocator;
+  std::string version, state_dir, database_path, listener, profiles_dir, store_mode, allocator,
+      sqlite;
   int64_t uptime_ms = 0, pid = 0, last_seq = 0;
   int schema_version = 0;
   std::map<std::string, int64_t> counts;

@@ -57,6 +57,14 @@ void InstallSqliteAllocator() {
 
 bool SqliteAllocatorInstalled() { return g_installed.load(std::memory_order_relaxed); }
 
+std::string SqliteLibrary() {
+#ifdef CONCLAVE_BUNDLED_SQLITE
+  return std::string(sqlite3_libversion()) + " (bundled)";
+#else
+  return std::string(sqlite3_libversion()) + " (system)";
+#endif
+}
+
 int64_t SqliteMemoryUsed() {
   if (!g_installed.load(std::memory_order_relaxed)) return sqlite3_memory_used();
   return g_bytes.load(std::memory_order_relaxed);
