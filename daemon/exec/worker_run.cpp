@@ -160,6 +160,9 @@ void WorkerRun::ReadStream(bool is_stdout) {
         if (ec) return self->OnStreamEnd(is_stdout);
         if (self->unwritten_ > kMaxUnwritten) {
           self->paused_[is_stdout] = true;  // OnWritten reads on
+          // After the exit, a pipe paused with output left (OnExited found it still being
+          // read) is drained when eof_grace ends, not only once the writer catches up.
+          if (self->phase_ == Phase::kExited) self->ArmEofGrace();
           return;
         }
         self->ReadStream(is_stdout);
@@ -257,31 +260,34 @@ void WorkerRun::OnExited(int exit_code, int term_signal) {
   // leader's zombie still pins it). Not when the daemon held the write ends and no writer is
   // left now: the reads out end the streams on the loop's next pass, and a timer armed only to
   // be cancelled could still wake the loop for nothing eof_grace later.
-  if (open_streams_ > 0 && !(held_output_ends_ && OutputEndsNow())) {
-    eof_timer_.expires_after(limits_.eof_grace);
-    eof_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-      // Finished meanwhile (the handler was already queued): the leader is reaped, and its
-      // group id may be someone else's now.
-      if (ec || self->phase_ == Phase::kFinished) return;
-      self->KillGroupIfPinned();
-      self->grace_over_ = true;
-      boost::system::error_code ignore;
-      for (bool is_stdout : {true, false}) {
-        auto& stream = is_stdout ? self->stdout_ : self->stderr_;
-        if (self->paused_[is_stdout]) {
-          // Not read while the writer catches up: the pipe holds the worker's last output.
-          self->DrainPipe(is_stdout);
-          stream.close(ignore);  // OnWritten ends the stream
-        } else if (stream.is_open()) {
-          // A read is out, perhaps done with its bytes queued behind this handler: closing now
-          // would lose what the pipe holds after them. Its handler reads that and ends it.
-          stream.cancel(ignore);
-        }
-      }
-    });
-  }
+  if (open_streams_ > 0 && !(held_output_ends_ && OutputEndsNow())) ArmEofGrace();
   // With the pipes closed, MaybeFinish ends what is left of the group at once.
   MaybeFinish();
+}
+
+void WorkerRun::ArmEofGrace() {
+  if (std::exchange(eof_armed_, true)) return;
+  eof_timer_.expires_after(limits_.eof_grace);
+  eof_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    // Finished meanwhile (the handler was already queued): the leader is reaped, and its
+    // group id may be someone else's now.
+    if (ec || self->phase_ == Phase::kFinished) return;
+    self->KillGroupIfPinned();
+    self->grace_over_ = true;
+    boost::system::error_code ignore;
+    for (bool is_stdout : {true, false}) {
+      auto& stream = is_stdout ? self->stdout_ : self->stderr_;
+      if (self->paused_[is_stdout]) {
+        // Not read while the writer catches up: the pipe holds the worker's last output.
+        self->DrainPipe(is_stdout);
+        stream.close(ignore);  // OnWritten ends the stream
+      } else if (stream.is_open()) {
+        // A read is out, perhaps done with its bytes queued behind this handler: closing now
+        // would lose what the pipe holds after them. Its handler reads that and ends it.
+        stream.cancel(ignore);
+      }
+    }
+  });
 }
 
 bool WorkerRun::OutputEndsNow() {
@@ -297,9 +303,6 @@ bool WorkerRun::OutputEndsNow() {
   if (poll(fds, n, 0) != static_cast<int>(n)) return false;
   for (nfds_t i = 0; i < n; ++i) {
     if ((fds[i].revents & POLLHUP) == 0) return false;  // a writer is left: a descendant
-    // Output is left in the pipe: its reads may yet pause for the transcript's writer, and
-    // then only eof_grace's drain ends the stream before the writer catches up.
-    if ((fds[i].revents & POLLIN) != 0) return false;
   }
   return true;
 }

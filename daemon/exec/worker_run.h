@@ -86,9 +86,12 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   void OnExited(int exit_code, int term_signal);
   // Closes the write ends the daemon kept (SpawnSpec::hold_output_ends), if it kept them.
   void ReleaseOutputEnds();
-  // After ReleaseOutputEnds: every pipe still open is read, empty and has no writer left, so
-  // its read reaches EOF without waiting on anyone.
+  // After ReleaseOutputEnds: every pipe still open is read and has no writer left, so its
+  // read reaches EOF without waiting on anyone.
   bool OutputEndsNow();
+  // Starts eof_grace (once): when it ends, the group is killed and the pipes are drained and
+  // closed.
+  void ArmEofGrace();
   void KillGroupIfPinned();
   void Reap();
   void ArmIdleTimer();
@@ -113,6 +116,7 @@ class WorkerRun : public RunHandle, public std::enable_shared_from_this<WorkerRu
   std::shared_ptr<RunLogs> logs_;
   int64_t unwritten_ = 0;
   bool paused_[2] = {false, false};  // [is_stdout]: not read until the writer catches up
+  bool eof_armed_ = false;   // eof_grace's timer was started (once per run)
   bool grace_over_ = false;  // eof_grace ended: a read in flight ends its stream once it is back
   int idle_checks_ = 0;
   char out_buf_[16384], err_buf_[16384];
