@@ -1,6 +1,6 @@
 # SQLite, built here from its amalgamation (deploy/fetch-sqlite.sh says where it comes from and
 # why), as the target SQLite::SQLite3 the store links. -DCONCLAVE_BUNDLED_SQLITE=OFF links the
-# system's libsqlite3 instead (Debian's 3.40.1: no lookaside; README, Performance).
+# system's libsqlite3 instead (Debian's 3.40.1: no lookaside; README, Architecture).
 option(CONCLAVE_BUNDLED_SQLITE "Build SQLite from its amalgamation (fetched from npm)" ON)
 if(NOT CONCLAVE_BUNDLED_SQLITE)
   find_package(SQLite3 REQUIRED)
@@ -9,9 +9,15 @@ if(NOT CONCLAVE_BUNDLED_SQLITE)
 endif()
 
 set(CONCLAVE_SQLITE_VERSION 3.53.2)
-set(CONCLAVE_SQLITE_DIR ${CMAKE_BINARY_DIR}/_deps/sqlite-${CONCLAVE_SQLITE_VERSION})
+set(CONCLAVE_SQLITE_VERSION_NUMBER 3053002)
+# One copy for every build directory of this checkout (build/, build-asan/), outside git
+# (.gitignore): fetched once, checked against the script's hashes at every configure.
+set(CONCLAVE_SQLITE_DIR ${PROJECT_SOURCE_DIR}/.cache/sqlite-${CONCLAVE_SQLITE_VERSION})
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+             ${PROJECT_SOURCE_DIR}/deploy/fetch-sqlite.sh)
 execute_process(
-  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/deploy/fetch-sqlite.sh ${CONCLAVE_SQLITE_DIR}
+  COMMAND bash ${PROJECT_SOURCE_DIR}/deploy/fetch-sqlite.sh ${CONCLAVE_SQLITE_DIR}
+          ${CONCLAVE_SQLITE_VERSION}
   RESULT_VARIABLE fetch_rc)
 if(NOT fetch_rc EQUAL 0)
   message(FATAL_ERROR "SQLite ${CONCLAVE_SQLITE_VERSION}'s amalgamation could not be fetched "
@@ -28,7 +34,9 @@ target_include_directories(conclave_sqlite PUBLIC ${CONCLAVE_SQLITE_DIR})
 set_target_properties(conclave_sqlite PROPERTIES COMPILE_OPTIONS "-w;-O2"
                                                  POSITION_INDEPENDENT_CODE ON)
 target_compile_definitions(conclave_sqlite
-  PUBLIC CONCLAVE_BUNDLED_SQLITE
+  PUBLIC
+    CONCLAVE_BUNDLED_SQLITE CONCLAVE_SQLITE_VERSION="${CONCLAVE_SQLITE_VERSION}"
+    CONCLAVE_SQLITE_VERSION_NUMBER=${CONCLAVE_SQLITE_VERSION_NUMBER}
   PRIVATE
     # What the store relies on, as Debian's libsqlite3 has it: deleted content zeroed, URIs as
     # file names, triggers that may fire triggers, the dbstat table (a unit test counts index
@@ -41,9 +49,18 @@ target_compile_definitions(conclave_sqlite
     # loading of extensions, which nothing here does.
     SQLITE_DEFAULT_MEMSTATUS=0 SQLITE_OMIT_LOAD_EXTENSION
     # What autoconf would find on Linux: sub-second sleeps while busy (else whole seconds),
-    # fdatasync, thread-safe time functions, fallocate for the WAL's growth.
+    # fdatasync, thread-safe time functions, posix_fallocate.
     HAVE_USLEEP=1 HAVE_NANOSLEEP=1 HAVE_FDATASYNC=1 HAVE_LOCALTIME_R=1 HAVE_GMTIME_R=1
     HAVE_POSIX_FALLOCATE=1 HAVE_ISNAN=1 HAVE_STRCHRNUL=1 HAVE_UTIME=1)
+if(CONCLAVE_SANITIZE STREQUAL "")
+  # Its lookaside serves a statement's small blocks from a per-connection pool.
+  target_compile_definitions(conclave_sqlite PUBLIC CONCLAVE_SQLITE_LOOKASIDE)
+else()
+  # Under the sanitizers every block SQLite takes comes from malloc, as with Debian's library,
+  # so AddressSanitizer still sees a read of a value SQLite freed (a column read after the
+  # statement moved on, a bound string gone before its step).
+  target_compile_definitions(conclave_sqlite PRIVATE SQLITE_OMIT_LOOKASIDE)
+endif()
 target_link_libraries(conclave_sqlite PUBLIC Threads::Threads m)
 add_library(SQLite::SQLite3 ALIAS conclave_sqlite)
 message(STATUS "sqlite: ${CONCLAVE_SQLITE_VERSION}, built here (${CONCLAVE_SQLITE_DIR})")

@@ -20,7 +20,8 @@ PACKAGES=(
   help2man dpkg-dev file zsh fish
   clang libclang-rt-14-dev
 )
-# Node.js and npm run the real model CLIs in the end-to-end tests. A machine that already has
+# Node.js and npm run the real model CLIs in the end-to-end tests, and configuring the build
+# fetches SQLite's amalgamation with npm (deploy/fetch-sqlite.sh). A machine that already has
 # them (e.g. from another repository) keeps its own; Debian's npm conflicts with those builds.
 if ! command -v node >/dev/null 2>&1; then PACKAGES+=(nodejs); fi
 if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(npm); fi

@@ -10,7 +10,8 @@
 
 #ifdef CONCLAVE_BUNDLED_SQLITE
 // The header is the bundled amalgamation's, not the system's (cmake/BundledSqlite.cmake).
-static_assert(SQLITE_VERSION_NUMBER == 3053002, "compiled against the bundled SQLite's header");
+static_assert(SQLITE_VERSION_NUMBER == CONCLAVE_SQLITE_VERSION_NUMBER,
+              "compiled against the bundled SQLite's header");
 #endif
 
 namespace conclave::store {
