@@ -5,12 +5,26 @@
 
 using conclave::testing::DaemonFixture;
 
-TEST_CASE("status names the heap the running daemon allocates from", "[status]") {
+namespace {
+
+// A started daemon's status: the JSON form's `field`, after checking the text form shows the
+// same value on its `label` line.
+std::string StatusLine(const std::string& field, const std::string& label) {
   DaemonFixture d;
   d.Start();
   const auto status = d.CliJson({"status"});
-  INFO(status.dump());
-  const std::string heap = status.value("allocator", "");
+  UNSCOPED_INFO(status.dump());  // also for the caller's checks
+  const std::string value = status.value(field, "");
+  const auto text = d.Cli({"status"});
+  INFO(text.out);
+  CHECK(text.out.find(label + value + "\n") != std::string::npos);
+  return value;
+}
+
+}  // namespace
+
+TEST_CASE("status names the heap the running daemon allocates from", "[status]") {
+  const std::string heap = StatusLine("allocator", "heap       ");
 #ifdef CONCLAVE_MIMALLOC
   // The daemon's own probe: a block its malloc returned lies in mimalloc's heap. A link order
   // that let libc's malloc win reads "libc (mimalloc linked but not in use)".
@@ -18,24 +32,15 @@ TEST_CASE("status names the heap the running daemon allocates from", "[status]")
 #else
   CHECK(heap == "libc");
 #endif
-  // The text form shows it too.
-  const auto text = d.Cli({"status"});
-  CHECK(text.out.find("heap       " + heap + "\n") != std::string::npos);
 }
 
 TEST_CASE("status names the SQLite the running daemon's store runs on", "[status]") {
-  DaemonFixture d;
-  d.Start();
-  const auto status = d.CliJson({"status"});
-  INFO(status.dump());
-  const std::string sqlite = status.value("sqlite", "");
+  const std::string sqlite = StatusLine("sqlite", "sqlite     ");
 #ifdef CONCLAVE_BUNDLED_SQLITE
   // The version the daemon's own SQLite reports: a system libsqlite3 loaded in its place at
   // run time would name its own.
-  CHECK(sqlite == "3.53.2 (bundled)");
+  CHECK(sqlite == std::string(CONCLAVE_SQLITE_VERSION) + " (bundled)");
 #else
   CHECK(sqlite.find(" (system)") != std::string::npos);
 #endif
-  const auto text = d.Cli({"status"});
-  CHECK(text.out.find("sqlite     " + sqlite + "\n") != std::string::npos);
 }
