@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@ namespace conclave::exec {
 namespace {
 
 std::atomic<int> g_child_nice{0};  // SetChildNice
+std::atomic<int> g_base_nice{0};   // the nice of SetChildNice's caller
 
 struct Pipe {
   int r = -1, w = -1;
@@ -77,10 +79,26 @@ std::string FindOnPath(const std::string& program, const std::vector<std::string
 }
 
 void SetChildNice(int increment) {
+  errno = 0;
+  const int base = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+  g_base_nice.store(errno == 0 ? base : 0);
   g_child_nice.store(increment < 0 ? 0 : increment > 19 ? 19 : increment);
 }
 
 int ChildNice() { return g_child_nice.load(); }
+
+int ChildNiceFloor() {
+  const int floor = g_base_nice.load() + g_child_nice.load();
+  return floor > 19 ? 19 : floor;
+}
+
+void NiceThisThreadAsChildren() {
+  // Best effort, for this thread alone (a thread's nice is its own on Linux).
+  const id_t self = static_cast<id_t>(gettid());
+  errno = 0;
+  const int now = getpriority(PRIO_PROCESS, self);
+  if (errno == 0 && now < ChildNiceFloor()) setpriority(PRIO_PROCESS, self, ChildNiceFloor());
+}
 
 StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec, PipeMode mode) {
   if (spec.argv.empty()) return InvalidArgument("command: empty argv");
@@ -120,7 +138,7 @@ StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec, PipeMode mode) {
   req.cwd = spec.cwd.c_str();
   // A helper thread's SCHED_BATCH (common/runtime.h) is the daemon's own: not the child's.
   req.sched_other = InBackgroundThread();
-  req.nice_increment = g_child_nice.load(std::memory_order_relaxed);
+  req.nice_floor = ChildNiceFloor();
   // The kernel stores the pid as a plain int: an atomic of the same size that needs no lock.
   static_assert(sizeof(std::atomic<pid_t>) == sizeof(pid_t) &&
                 std::atomic<pid_t>::is_always_lock_free);

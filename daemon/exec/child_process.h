@@ -50,9 +50,13 @@ enum class PipeMode { kNonBlocking, kAsio };
 StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec, PipeMode mode = PipeMode::kNonBlocking);
 
 // Every child SpawnChild starts after this call runs `increment` nicer than the thread that
-// spawns it (0-19; nice 19 at most): workers, their commands and the daemon's own helpers
-// (git, verify commands, notifiers) yield the CPU to the daemon's loop and API threads when
-// the machine is busy — and so to every other process left at the daemon's nice. A child that
+// made the call, the daemon's main thread (0-19; nice 19 at most), or as nice as the thread that
+// spawns it where that one is nicer still: workers, their commands and the daemon's own
+// commands (git, verify commands, notifiers) yield the CPU to the daemon's loop and API threads
+// when the machine is busy — and so to every other process left at the daemon's nice. The
+// daemon's own background threads that do CPU work off the loop (the log writer, the helper
+// pool) run as nice as its children (NiceThisThreadAsChildren), so their children run as nice
+// as anyone's, no nicer. A child that
 // starts a session of its own (a sandboxed worker: bwrap --new-session, or one calling setsid)
 // is, where the kernel groups tasks by session (sched_autogroup_enabled, outside a cgroup with
 // the cpu controller), weighed against the daemon's session as a group, where its nice no
@@ -61,6 +65,11 @@ StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec, PipeMode mode = PipeMod
 void SetChildNice(int increment);
 // The increment SetChildNice set (0 before).
 int ChildNice();
+// The nice every child runs at least at: SetChildNice's caller's plus its increment, at most 19.
+int ChildNiceFloor();
+// Makes the calling thread as nice as ChildNiceFloor() when it is less nice (best effort; a
+// thread may always lower its own priority).
+void NiceThisThreadAsChildren();
 
 // Resolves a program name against PATH as given in env ("PATH=..."); returns "" if not found.
 std::string FindOnPath(const std::string& program, const std::vector<std::string>& env);

@@ -1,10 +1,8 @@
 #include "exec/log_writer.h"
 
 #include <pthread.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <exception>
 #include <utility>
 
@@ -53,13 +51,7 @@ void LogWriter::RunJob(std::function<void()>& job) {
 }
 
 void LogWriter::ThreadMain() {
-  // Best effort, for this thread alone (a thread's nice is its own on Linux); capped at 19.
-  if (int inc = ChildNice(); inc > 0) {
-    const id_t self = static_cast<id_t>(gettid());
-    errno = 0;
-    int now = getpriority(PRIO_PROCESS, self);
-    if (errno == 0) setpriority(PRIO_PROCESS, self, now + inc > 19 ? 19 : now + inc);
-  }
+  NiceThisThreadAsChildren();
   std::unique_lock lock(mu_);
   for (;;) {
     wake_.wait(lock, [&] { return closed_ || !queue_.empty(); });

@@ -118,14 +118,12 @@ __attribute__((no_sanitize("address", "undefined", "thread"))) int ChildMain(voi
     for (rlim_t f = 3; f < top; ++f) syscall(SYS_close, static_cast<int>(f));
   }
   if (r.cwd && r.cwd[0] && syscall(SYS_chdir, r.cwd) != 0) Fail(s, "chdir");
-  if (r.nice_increment > 0) {
+  if (r.nice_floor > -20) {
     // Last, so the paused caller never waits on a child it already made nicer. Best effort:
     // a process may always lower its own priority. The raw getpriority returns 20 - nice.
     long now = syscall(SYS_getpriority, PRIO_PROCESS, 0);
-    if (now > 0) {
-      long nice = 20 - now + r.nice_increment;
-      syscall(SYS_setpriority, PRIO_PROCESS, 0, nice > 19 ? 19 : nice);
-    }
+    long floor = r.nice_floor > 19 ? 19 : r.nice_floor;
+    if (now > 0 && 20 - now < floor) syscall(SYS_setpriority, PRIO_PROCESS, 0, floor);
   }
   uint64_t none = 0;
   syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, nullptr, kSigsetBytes);

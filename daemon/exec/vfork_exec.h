@@ -14,7 +14,7 @@
 //   3. its own process group (setpgid(0, 0));
 //   4. the three descriptors onto 0, 1 and 2, every other descriptor closed;
 //   5. the working directory;
-//   6. nice_increment nicer (not in glibc's: posix_spawn has no such attribute);
+//   6. at least nice_floor (not in glibc's: posix_spawn has no such attribute);
 //   7. an empty signal mask (the caller blocks every signal around the clone);
 //   8. execve.
 // Everything in the child is a raw system call: no allocation, no lock, no errno of its own
@@ -36,7 +36,9 @@ struct ExecRequest {
   int stdio[3] = {-1, -1, -1};  // become the child's 0, 1 and 2; -1 leaves the caller's there
   const char* cwd = nullptr;    // nullptr or "": the caller's
   bool sched_other = false;     // switch to SCHED_OTHER first
-  int nice_increment = 0;       // > 0: run that much nicer than the caller (at most nice 19)
+  // Above the caller's nice (what the child starts with): the child's nice, at most 19. At or
+  // below it: the caller's (a process may not raise its priority without privilege).
+  int nice_floor = -20;
   // Non-null: the kernel writes the child's pid here before the child runs
   // (CLONE_PARENT_SETTID), so another thread can know it before the clone returns; set back
   // to -pid while a child whose exec failed is reaped, and to 0 once it is.
