@@ -24,7 +24,8 @@ void NameThread(std::thread& thread, const char* name) {
   if (thread.joinable()) pthread_setname_np(thread.native_handle(), Cut(name).c_str());
 }
 
-void NamePoolThreads(boost::asio::thread_pool& pool, int threads, const char* name) {
+void NamePoolThreads(boost::asio::thread_pool& pool, int threads, const char* name,
+                     void (*also)()) {
   struct Started {
     std::mutex mu;
     std::condition_variable all;
@@ -33,7 +34,8 @@ void NamePoolThreads(boost::asio::thread_pool& pool, int threads, const char* na
   auto started = std::make_shared<Started>();
   started->left = threads;
   for (int i = 0; i < threads; ++i) {
-    boost::asio::post(pool, [started, name = std::string(name)] {
+    boost::asio::post(pool, [started, name = std::string(name), also] {
+      if (also) also();
       NameThisThread(name.c_str());
       std::unique_lock lock(started->mu);
       if (--started->left == 0) started->all.notify_all();

@@ -17,6 +17,8 @@ void NameThread(std::thread& thread, const char* name);
 // Names each of the pool's threads, `threads` of them, which must be its whole size: one task per
 // thread, each held until all of them have started, so no thread takes two. Called before
 // anything else is posted to the pool; returns once they have all started (microseconds).
-void NamePoolThreads(boost::asio::thread_pool& pool, int threads, const char* name);
+// `also`, when given, runs on each of them too (before the name).
+void NamePoolThreads(boost::asio::thread_pool& pool, int threads, const char* name,
+                     void (*also)() = nullptr);
 
 }  // namespace conclave

@@ -31,7 +31,11 @@ Core::Core(boost::asio::io_context& io_ctx, const config::Config& cfg, store::Da
       spend(database),
       bus(io_ctx),
       batcher(io_ctx, database, clk, [this](const auto& ms) { bus.Publish(ms); }) {
-  NamePoolThreads(helpers, kHelperThreads, "helper");
+  // The helpers' CPU work (reading and parsing a finished run's output, git) waits for the loop
+  // on a busy machine, as the workers do: the loop's wake-up takes a core from a nicer thread
+  // at once, and from one at its own nice only when the scheduler's tick says so (README,
+  // Performance: "the loop under load").
+  NamePoolThreads(helpers, kHelperThreads, "helper", exec::NiceThisThreadAsChildren);
   NamePoolThreads(notifier, 1, "notifier");
 }
 

@@ -20,6 +20,7 @@
 #include "worker_waits.h"
 
 using conclave::testing::DaemonFixture;
+using conclave::testing::RunResult;
 using namespace conclave::testing::waits;
 
 namespace {
@@ -110,6 +111,32 @@ TEST_CASE("the loop, the API's queue thread and the workers run SCHED_OTHER", "[
   const int want = std::min(NiceOf("/proc/" + std::to_string(d.pid()) + "/stat") + 10, 19);
   CHECK(done["result"]["text"].get<std::string>().find(
             "policy=0 nice=" + std::to_string(want)) != std::string::npos);
+}
+
+TEST_CASE("the helper threads run child_nice nicer than the daemon and what they run no nicer",
+          "[dispatch]") {
+  // service/core.cpp: the helper pool's CPU work (a finished run's output, git) gives way to the
+  // loop as the workers' does. A command a helper runs (doctor's version probe here; git, a
+  // verify command) runs child_nice nicer than the daemon, as a worker does: not twice that.
+  DaemonFixture d;
+  std::string script = d.WriteFile("nice.sh", "awk '{print \"nice=\" $19}' /proc/$$/stat\n");
+  auto p = d.FakeProfile("probe", "probefam");
+  p["version_command"] = "/bin/sh " + script;
+  d.WriteProfile("probe", p);
+  d.Start();
+  const std::string proc = "/proc/" + std::to_string(d.pid());
+  const int want = std::min(NiceOf(proc + "/stat") + 10, 19);
+  int helpers = 0, helpers_nicer = 0;
+  for (const auto& t : std::filesystem::directory_iterator(proc + "/task")) {
+    if (CommAndPolicy(t.path().string() + "/stat").first != "helper") continue;
+    ++helpers;
+    if (NiceOf(t.path().string() + "/stat") == want) ++helpers_nicer;
+  }
+  CHECK(helpers == 2);  // service/core.h: kHelperThreads
+  CHECK(helpers_nicer == helpers);
+  RunResult r = d.Cli({"doctor"});
+  INFO(r.out << r.err);
+  CHECK(r.out.find("nice=" + std::to_string(want) + "\n") != std::string::npos);
 }
 
 TEST_CASE("every thread conclaved starts itself has a name of its own", "[dispatch]") {
