@@ -20,7 +20,7 @@ namespace conclave::exec {
 namespace {
 
 std::atomic<int> g_child_nice{0};  // SetChildNice
-std::atomic<int> g_base_nice{0};   // the nice of SetChildNice's caller
+std::atomic<int> g_base_nice{0};   // the nice of SetChildNice's caller when it was called
 
 struct Pipe {
   int r = -1, w = -1;
@@ -85,10 +85,11 @@ void SetChildNice(int increment) {
   g_child_nice.store(increment < 0 ? 0 : increment > 19 ? 19 : increment);
 }
 
-int ChildNice() { return g_child_nice.load(); }
-
 int ChildNiceFloor() {
-  const int floor = g_base_nice.load() + g_child_nice.load();
+  // 0 (and before SetChildNice): nothing to do, so nothing done — no system call in the child.
+  const int increment = g_child_nice.load();
+  if (increment == 0) return kKeepNice;
+  const int floor = g_base_nice.load() + increment;
   return floor > 19 ? 19 : floor;
 }
 
@@ -97,7 +98,8 @@ void NiceThisThreadAsChildren() {
   const id_t self = static_cast<id_t>(gettid());
   errno = 0;
   const int now = getpriority(PRIO_PROCESS, self);
-  if (errno == 0 && now < ChildNiceFloor()) setpriority(PRIO_PROCESS, self, ChildNiceFloor());
+  const int floor = ChildNiceFloor();
+  if (errno == 0 && floor != kKeepNice && now < floor) setpriority(PRIO_PROCESS, self, floor);
 }
 
 StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec, PipeMode mode) {

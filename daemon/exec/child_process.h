@@ -50,22 +50,22 @@ enum class PipeMode { kNonBlocking, kAsio };
 StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec, PipeMode mode = PipeMode::kNonBlocking);
 
 // Every child SpawnChild starts after this call runs `increment` nicer than the thread that
-// made the call, the daemon's main thread (0-19; nice 19 at most), or as nice as the thread that
-// spawns it where that one is nicer still: workers, their commands and the daemon's own
-// commands (git, verify commands, notifiers) yield the CPU to the daemon's loop and API threads
-// when the machine is busy — and so to every other process left at the daemon's nice. The
-// daemon's own background threads that do CPU work off the loop (the log writer, the helper
-// pool) run as nice as its children (NiceThisThreadAsChildren), so their children run as nice
-// as anyone's, no nicer. A child that
-// starts a session of its own (a sandboxed worker: bwrap --new-session, or one calling setsid)
-// is, where the kernel groups tasks by session (sched_autogroup_enabled, outside a cgroup with
-// the cpu controller), weighed against the daemon's session as a group, where its nice no
-// longer counts. Set once by conclaved's main from the config's child_nice (default 10); 0
-// until then.
+// made the call did then (conclaved's main thread, at start: the daemon's nice), at most nice
+// 19, or as nice as the thread that spawns it where that one is nicer still: workers, their
+// commands and the daemon's own commands (git, verify commands, notifiers) yield the CPU to the
+// daemon's loop and API threads when the machine is busy — and so to every other process left at
+// the daemon's nice. The log writer and the helper pool, which do CPU work off the loop, run as
+// nice as the children (NiceThisThreadAsChildren), so what they spawn runs as nice as any child,
+// no nicer; the daemon's other threads keep its nice. A child that starts a session of its own
+// (a sandboxed worker: bwrap --new-session, or one calling setsid) is, where the kernel groups
+// tasks by session (sched_autogroup_enabled, outside a cgroup with the cpu controller), weighed
+// against the daemon's session as a group, where its nice no longer counts. Set once by
+// conclaved's main from the config's child_nice (default 10); 0 (children keep their spawner's
+// nice) until then.
 void SetChildNice(int increment);
-// The increment SetChildNice set (0 before).
-int ChildNice();
-// The nice every child runs at least at: SetChildNice's caller's plus its increment, at most 19.
+// The nice every child runs at least at: SetChildNice's caller's plus its increment, at most 19;
+// kKeepNice while the increment is 0 (a child keeps its spawner's nice).
+inline constexpr int kKeepNice = -20;
 int ChildNiceFloor();
 // Makes the calling thread as nice as ChildNiceFloor() when it is less nice (best effort; a
 // thread may always lower its own priority).

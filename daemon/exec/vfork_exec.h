@@ -37,7 +37,8 @@ struct ExecRequest {
   const char* cwd = nullptr;    // nullptr or "": the caller's
   bool sched_other = false;     // switch to SCHED_OTHER first
   // Above the caller's nice (what the child starts with): the child's nice, at most 19. At or
-  // below it: the caller's (a process may not raise its priority without privilege).
+  // below it: the caller's (a process may not raise its priority without privilege). -20, the
+  // default: no system call for it.
   int nice_floor = -20;
   // Non-null: the kernel writes the child's pid here before the child runs
   // (CLONE_PARENT_SETTID), so another thread can know it before the clone returns; set back

@@ -31,10 +31,10 @@ Core::Core(boost::asio::io_context& io_ctx, const config::Config& cfg, store::Da
       spend(database),
       bus(io_ctx),
       batcher(io_ctx, database, clk, [this](const auto& ms) { bus.Publish(ms); }) {
-  // The helpers' CPU work (reading and parsing a finished run's output, git) waits for the loop
-  // on a busy machine, as the workers do: the loop's wake-up takes a core from a nicer thread
-  // at once, and from one at its own nice only when the scheduler's tick says so (README,
-  // Performance: "the loop under load").
+  // The helpers' CPU work (reading and parsing a finished run's output, git) gives way to the
+  // loop on a busy machine, as the workers' does (README, Architecture: scheduling). Their jobs
+  // share no lock with the loop but short ones (the log sink's, the child registry's, asio's
+  // queue): the loop can wait on a preempted helper only there, as on the log writer.
   NamePoolThreads(helpers, kHelperThreads, "helper", exec::NiceThisThreadAsChildren);
   NamePoolThreads(notifier, 1, "notifier");
 }

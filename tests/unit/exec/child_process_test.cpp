@@ -156,7 +156,7 @@ TEST_CASE("a spawned child runs child_nice nicer than the thread that set it and
   REQUIRE(errno == 0);
   auto nice = [](int n) { return std::to_string(n > 19 ? 19 : n) + "\n"; };
   auto at = [](int n) { return n > 19 ? 19 : n; };
-  std::string by_default, inc7, from_plus3, from_plus9, capped, none;
+  std::string by_default, inc7, from_plus3, from_plus9, capped, none, from_main;
   int raised3 = -1, raised9 = -1;
   std::thread t([&] {  // a thread's nice is its own: the test's main thread keeps its own
     by_default = ChildStatField(kNice);
@@ -169,10 +169,12 @@ TEST_CASE("a spawned child runs child_nice nicer than the thread that set it and
     from_plus9 = ChildStatField(kNice);  // as this thread, nicer than the daemon's 7
     exec::SetChildNice(19);
     capped = ChildStatField(kNice);
-    exec::SetChildNice(0);  // from this thread, at base + 9: that is now the daemon's nice
+    exec::SetChildNice(0);  // children keep their spawner's nice
     none = ChildStatField(kNice);
+    exec::SetChildNice(3);  // from this thread, at base + 9: that is now the daemon's nice
   });
   t.join();
+  from_main = ChildStatField(kNice);  // 3 nicer than the thread that set it, not than this one
   exec::SetChildNice(0);
   REQUIRE(raised3 == 0);  // making oneself nicer needs no privilege
   REQUIRE(raised9 == 0);
@@ -182,6 +184,7 @@ TEST_CASE("a spawned child runs child_nice nicer than the thread that set it and
   CHECK(from_plus9 == nice(base + 9));
   CHECK(capped == nice(19));
   CHECK(none == nice(base + 9));  // as the spawning thread
+  CHECK(from_main == nice(base + 12));
 }
 
 // The daemon's background threads run SCHED_BATCH (common/runtime.h); a command one of them

@@ -1,6 +1,6 @@
 // Unit tests: the log writer (exec/log_writer) runs jobs in the order posted on a thread of its
-// own, child_nice nicer than the thread that made it; Close runs what is queued first, and a job
-// posted after Close runs on the caller's thread.
+// own, child_nice nicer than the daemon (the thread that set it); Close runs what is queued
+// first, and a job posted after Close runs on the caller's thread.
 #include "exec/log_writer.h"
 
 #include <sys/resource.h>
@@ -45,7 +45,7 @@ TEST_CASE("the log writer runs jobs in order off the caller's thread and Close d
   CHECK(late == caller);  // closed: run at once, here
 }
 
-TEST_CASE("the log writer's thread runs child_nice nicer than the thread that made it",
+TEST_CASE("the log writer's thread runs child_nice nicer than the thread that set it",
           "[exec]") {
   errno = 0;
   const int base = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
@@ -67,6 +67,22 @@ TEST_CASE("the log writer's thread runs child_nice nicer than the thread that ma
   CHECK(none == base);
   // The test's own thread is left as it was.
   CHECK(getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())) == base);
+  // Made by a thread nicer than the one that set child_nice: as nice as the children (6 nicer
+  // than the setter), not 6 nicer than its maker — unless its maker is nicer still.
+  exec::SetChildNice(6);
+  auto made_at = [&](int nice) {
+    int got = -100;
+    std::thread maker([&] {
+      if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice) == 0) got = writer_nice();
+    });
+    maker.join();
+    return got;
+  };
+  const int from_plus3 = made_at(std::min(base + 3, 19));
+  const int from_plus9 = made_at(std::min(base + 9, 19));
+  exec::SetChildNice(0);
+  CHECK(from_plus3 == std::min(base + 6, 19));
+  CHECK(from_plus9 == std::min(base + 9, 19));
 }
 
 }  // namespace
