@@ -49,9 +49,9 @@ enum class PipeMode { kNonBlocking, kAsio };
 
 StatusOr<SpawnedChild> SpawnChild(const SpawnSpec& spec, PipeMode mode = PipeMode::kNonBlocking);
 
-// Every child SpawnChild starts after this call runs `increment` nicer than the thread that
-// made the call did then (conclaved's main thread, at start: the daemon's nice), at most nice
-// 19, or as nice as the thread that spawns it where that one is nicer still: workers, their
+// Every child SpawnChild starts after this call runs `increment` nicer than the calling thread
+// was at the call (conclaved's main thread, at start: the daemon's nice), at most nice 19, or
+// as nice as the thread that spawns it where that one is nicer still: workers, their
 // commands and the daemon's own commands (git, verify commands, notifiers) yield the CPU to the
 // daemon's loop and API threads when the machine is busy — and so to every other process left at
 // the daemon's nice. The log writer and the helper pool, which do CPU work off the loop, run as
