@@ -31,20 +31,22 @@ namespace {
 
 const std::vector<std::pair<std::string, void (*)(bench::Env&)>> kSections = {
     {"unary", bench::RunUnary}, {"api", bench::RunApiStyle}, {"send", bench::RunSend},
-    {"wake", bench::RunWake},   {"sql", bench::RunSql},       {"park", bench::RunPark},
-    {"dispatch", bench::RunDispatch}, {"load", bench::RunLoad}, {"reads", bench::RunReads},
+    {"wake", bench::RunWake},   {"oneloop", bench::RunOneLoop}, {"sql", bench::RunSql},
+    {"park", bench::RunPark},   {"dispatch", bench::RunDispatch}, {"load", bench::RunLoad},
+    {"reads", bench::RunReads},
 };
 // Sections that run only when named in --only (not part of the default run's table).
-const std::set<std::string> kOptIn = {"api"};
+const std::set<std::string> kOptIn = {"api", "oneloop"};
 // The sections that time the bare loop servers; they come first, and the servers are stopped
 // before any other runs.
-const std::set<std::string> kWithLoopServers = {"unary", "api", "send", "wake"};
+const std::set<std::string> kWithLoopServers = {"unary", "api", "send", "wake",
+                                                 "oneloop"};
 
 int Usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--daemon PATH] [--reps N] [--only SECTION,...] [--messages N] "
                "[--idle-s S]\nsections: unary send wake sql park dispatch load reads (by "
-               "default), api (only when named)\n",
+               "default), api oneloop (only when named)\n",
                argv0);
   return 2;
 }
@@ -60,6 +62,9 @@ int main(int argc, char** argv) {
   if (argc == 4 && std::string(argv[1]) == "--serve-loop-store") {
     return bench::ServeLoopStore(argv[2], argv[3]);
   }
+  if (argc == 4 && std::string(argv[1]) == "--serve-one-loop-store") {
+    return bench::ServeLoopStore(argv[2], argv[3], true);
+  }
   if (argc == 2 && std::string(argv[1]) == "--check-baselines") {
     return bench::CheckBaselines(std::filesystem::read_symlink("/proc/self/exe"), CONCLAVED_BIN);
   }
@@ -67,6 +72,7 @@ int main(int argc, char** argv) {
     const std::string mode = argv[1];
     if (mode == "--serve-callback-ping") return bench::ServeCallbackPing(argv[2]);
     if (mode == "--serve-async-loop-health") return bench::ServeLoop(argv[2], true);
+    if (mode == "--serve-one-loop") return bench::ServeLoop(argv[2], false, true);
   }
   bench::Env env;
   env.daemon_bin = CONCLAVED_BIN;
@@ -114,7 +120,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (only.empty() || only.count("unary") || only.count("send") || only.count("wake") ||
-      only.count("api")) {
+      only.count("api") || only.count("oneloop")) {
     env.loop_socket = env.root + "/loop.sock";
     env.loop = bench::Child({env.self, "--serve-loop", env.loop_socket}, env.root + "/loop.log");
     if (!bench::WaitUntilServing(env.loop_socket, std::chrono::seconds(30))) {
@@ -122,7 +128,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  if (only.empty() || only.count("send") || only.count("wake")) {
+  if (only.empty() || only.count("send") || only.count("wake") || only.count("oneloop")) {
     // Its database is one conclaved created (schema, indexes, settings), then left.
     bench::Daemon maker;
     maker.StartNew(env.daemon_bin, env.root + "/loop-store");

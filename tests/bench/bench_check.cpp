@@ -17,6 +17,9 @@
 //     parks and wakes the same way, and writes every Send it answered into its database
 //     (counted after it is stopped, through the daemon's own store, as a restarted conclaved
 //     would read it);
+//   - the `oneloop` section's one-thread loop servers, without and with the store, run no
+//     grpc-queue thread (the queue is polled on the main thread, SCHED_OTHER), park and wake
+//     the same way, and the one with the store writes every Send it answered;
 //   - the dispatch rows' bare spawn passes `true` the argument conclaved gives its worker;
 //   - the split of a dispatch's CPU by thread finds conclaved's queue thread and launcher's
 //     thread by the names it reads (a renamed thread would leave its row at 0; the loop is the
@@ -104,8 +107,20 @@ bool Report(bool ok, const std::string& what) {
   return ok;
 }
 
-bool CheckAsyncStyle(const char* name, pid_t pid, bool loop) {
+// one_thread: the `oneloop` section's servers, which poll the queue on their main thread (the
+// loop's): no queue thread of their own. gRPC's threads are not checked there: it starts some
+// later, from whichever thread needs one, and there that is the SCHED_OTHER main thread.
+bool CheckAsyncStyle(const char* name, pid_t pid, bool loop, bool one_thread = false) {
   Threads t = ReadThreads(pid);
+  if (one_thread) {
+    bool ok = Report(t.queue == 0, std::string(name) + ": no grpc-queue thread (found " +
+                                       std::to_string(t.queue) + ")");
+    ok &= Report(t.nexting == 0, std::string(name) + ": no nexting_thread (found " +
+                                     std::to_string(t.nexting) + ")");
+    ok &= Report(t.main_policy == SCHED_OTHER,
+                 std::string(name) + ": its loop and queue run SCHED_OTHER");
+    return ok;
+  }
   bool ok = Report(t.queue == 1, std::string(name) + ": one grpc-queue thread (found " +
                                      std::to_string(t.queue) + ")");
   ok &= Report(t.queue_other == t.queue, std::string(name) + ": grpc-queue runs SCHED_OTHER");
@@ -179,22 +194,27 @@ int64_t CountMessages(const std::string& path) {
 }
 
 // The loop server with the daemon's store, on a database conclaved made: the same style, park
-// and wake, and one message written for every Send it answered.
+// and wake, and one message written for every Send it answered. one_thread: its one-thread
+// form (`--serve-one-loop-store`).
 bool CheckLoopStore(const std::string& self, const std::string& daemon_bin,
-                    const std::string& root) {
-  const std::string name = "loop server with the store";
+                    const std::string& root, bool one_thread) {
+  const std::string name =
+      one_thread ? "one-thread loop server with the store" : "loop server with the store";
+  const std::string tag = one_thread ? "/one-store" : "/store";
   Daemon maker;
-  maker.StartNew(daemon_bin, root + "/store");
+  maker.StartNew(daemon_bin, root + tag);
   maker.Stop();
   const int64_t before = CountMessages(maker.db_path());
-  const std::string socket = root + "/store.sock";
-  Child server({self, "--serve-loop-store", socket, maker.db_path()}, socket + ".log");
+  const std::string socket = root + tag + ".sock";
+  Child server({self, one_thread ? "--serve-one-loop-store" : "--serve-loop-store", socket,
+                maker.db_path()},
+               socket + ".log");
   bool ok = Report(WaitUntilServing(socket, std::chrono::seconds(30)), name + ": answers");
   int answered = 0;
   if (ok) {
     // Its checkpointer among the threads started before the queue's: SCHED_BATCH, as the
     // daemon's (started before the loop runs, common/runtime.h).
-    ok &= CheckAsyncStyle(name.c_str(), server.pid(), true);
+    ok &= CheckAsyncStyle(name.c_str(), server.pid(), true, one_thread);
     auto stub = Stub(socket, 3);
     ok &= CheckParkAndWake(*stub, name);
     answered = 1;  // its Send (a failed one fails the check above)
@@ -258,7 +278,8 @@ int CheckBaselines(const std::string& self, const std::string& daemon_bin) {
     Child child;
   } servers[] = {{"ping", "--serve-ping", root + "/ping.sock", {}},
                  {"loop server", "--serve-loop", root + "/loop.sock", {}},
-                 {"callback ping", "--serve-callback-ping", root + "/cb.sock", {}}};
+                 {"callback ping", "--serve-callback-ping", root + "/cb.sock", {}},
+                 {"one-thread loop server", "--serve-one-loop", root + "/one.sock", {}}};
   bool ok = true;
   for (auto& s : servers) {
     s.child = Child({self, s.mode, s.socket}, s.socket + ".log");
@@ -280,12 +301,16 @@ int CheckBaselines(const std::string& self, const std::string& daemon_bin) {
     ok &= Report(st.ok() && resp.ByteSizeLong() == 0, "ping: answers a call with an empty message");
     auto loop = Stub(servers[1].socket, 2);
     ok &= CheckParkAndWake(*loop, "loop server");
+    ok &= CheckAsyncStyle("one-thread loop server", servers[3].child.pid(), true, true);
+    auto one = Stub(servers[3].socket, 5);
+    ok &= CheckParkAndWake(*one, "one-thread loop server");
   }
   for (auto& s : servers) s.child.Stop();
   if (ok) {
-    ok &= CheckLoopStore(self, daemon_bin, root);
+    ok &= CheckLoopStore(self, daemon_bin, root, false);
+    ok &= CheckLoopStore(self, daemon_bin, root, true);
   } else {
-    std::fprintf(stderr, "skipped: the loop server with the store (a check above failed)\n");
+    std::fprintf(stderr, "skipped: the loop servers with the store (a check above failed)\n");
   }
   ok &= CheckDispatchArgument(daemon_bin, root);
   std::filesystem::remove_all(root);

@@ -20,6 +20,9 @@
 // Waits and the Send are answered once that write committed, as conclaved acknowledges only what
 // is durable. Still no checks, no request parsed, no caller identified and no message built from
 // the request: between it and conclaved is the daemon's API and service code alone.
+// `bench --serve-one-loop SOCKET` and `--serve-one-loop-store SOCKET DB` run the same two with no
+// queue thread: the main thread polls the completion queue and runs the loop between its
+// completions (ServeBareAsync; the `oneloop` section, bench_one_loop.cpp).
 #include <boost/asio/io_context.hpp>
 #include <cstdio>
 #include <memory>
@@ -83,7 +86,7 @@ class StoreWrite {
   uint64_t count_ = 0;
 };
 
-int Serve(const std::string& socket, bool health, const std::string& db_path) {
+int Serve(const std::string& socket, bool health, const std::string& db_path, bool one_thread) {
   boost::asio::io_context io;
   std::unique_ptr<StoreWrite> store;
   if (!db_path.empty()) {
@@ -134,15 +137,17 @@ int Serve(const std::string& socket, bool health, const std::string& db_path) {
     } else {
       c->Reply();
     }
-  });
+  }, one_thread);
 }
 
 }  // namespace
 
-int ServeLoop(const std::string& socket, bool health) { return Serve(socket, health, ""); }
+int ServeLoop(const std::string& socket, bool health, bool one_thread) {
+  return Serve(socket, health, "", one_thread);
+}
 
-int ServeLoopStore(const std::string& socket, const std::string& db_path) {
-  return Serve(socket, false, db_path);
+int ServeLoopStore(const std::string& socket, const std::string& db_path, bool one_thread) {
+  return Serve(socket, false, db_path, one_thread);
 }
 
 }  // namespace bench

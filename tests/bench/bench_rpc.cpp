@@ -170,17 +170,6 @@ void RunUnary(Env& env) {
   }
 }
 
-namespace {
-
-struct LoadResult {
-  double qps = 0;
-  double cpu_per_op_us = 0;
-  std::vector<double> latencies;  // of every op
-  long ops = 0;
-  int64_t commits = 0;  // the server's GetStatus counts["commits"] over the load (0: none kept)
-};
-
-// threads clients, each on its own connection, calling Send for `seconds`.
 LoadResult SendLoad(const std::string& socket, pid_t server, int threads, double seconds) {
   std::vector<std::unique_ptr<v1::Conclave::Stub>> stubs;
   for (int i = 0; i < threads; ++i) {
@@ -224,8 +213,6 @@ LoadResult SendLoad(const std::string& socket, pid_t server, int threads, double
   for (auto& v : lat) r.latencies.insert(r.latencies.end(), v.begin(), v.end());
   return r;
 }
-
-}  // namespace
 
 void RunSend(Env& env) {
   constexpr double kSeconds = 3;

@@ -42,6 +42,9 @@ int CheckBaselines(const std::string& self, const std::string& daemon_bin);
 void RunSend(Env& env);
 // Rows: Send → parked Wait wake latency, of conclaved and of the two bare loop servers.
 void RunWake(Env& env);
+// Rows (section `oneloop`, only when named): the bare loop servers with their queue and loop on
+// one thread against the same on two (bench_one_loop.cpp).
+void RunOneLoop(Env& env);
 // Rows: a Send's SQL transaction alone vs a bare one-row SQLite write.
 void RunSql(Env& env);
 // Rows: 10k parked Waits — RSS, idle CPU, one wake — vs none parked.
@@ -66,6 +69,16 @@ void RunLoad(Env& env);
 void RunReads(Env& env);
 
 // ---- helpers shared by the sections ----
+struct LoadResult {
+  double qps = 0;
+  double cpu_per_op_us = 0;
+  std::vector<double> latencies;  // of every op
+  long ops = 0;
+  int64_t commits = 0;  // the server's GetStatus counts["commits"] over the load (0: none kept)
+};
+// threads clients, each on its own connection, calling Send for `seconds`; server's CPU (its
+// pid) over the load.
+LoadResult SendLoad(const std::string& socket, pid_t server, int threads, double seconds);
 // Latencies (µs) of n sequential calls of fn (fn returns false on failure: counted, reported).
 std::vector<double> TimeCalls(int n, const std::function<bool()>& fn);
 bool RegisterHandle(v1::Conclave::Stub& stub, const std::string& name);

@@ -156,7 +156,7 @@ class BareCall {
 
  private:
   friend int ServeBareAsync(const std::string&, const char*, bool, boost::asio::io_context*,
-                            const std::function<void(BareCall*)>&);
+                            const std::function<void(BareCall*)>&, bool);
   grpc::GenericServerContext ctx_;
   grpc::GenericServerAsyncReaderWriter stream_{&ctx_};
   grpc::ByteBuffer request_;
@@ -169,8 +169,11 @@ class BareCall {
 // with `loop`, posted to that loop run on the calling thread. `health`: gRPC's default health
 // service beside it. Runs until the process is killed; 1 (and a line on stderr naming `what`)
 // when it cannot listen.
+// `one_thread` (with a loop): no queue thread; the calling thread polls the queue and runs the
+// loop between its completions (the `oneloop` section).
 int ServeBareAsync(const std::string& socket, const char* what, bool health,
-                   boost::asio::io_context* loop, const std::function<void(BareCall*)>& handle);
+                   boost::asio::io_context* loop, const std::function<void(BareCall*)>& handle,
+                   bool one_thread = false);
 // The bare baseline: a bare async server answering every call at once with an empty message.
 // Runs in a child process: `bench --serve-ping S`.
 int ServePing(const std::string& socket);
@@ -180,10 +183,13 @@ int ServeCallbackPing(const std::string& socket);
 // The bare loop server (bench_loop_server.cpp): the ping server's calls posted into one asio
 // loop and finished from it; Wait parks, Send answers the parked. `bench --serve-loop S`;
 // `health`: gRPC's default health service beside it (`bench --serve-async-loop-health S`).
-int ServeLoop(const std::string& socket, bool health = false);
+// `one_thread`: the same on one thread (`bench --serve-one-loop S`).
+int ServeLoop(const std::string& socket, bool health = false, bool one_thread = false);
 // The bare loop server with the daemon's store behind its Send (bench_loop_server.cpp): `bench
-// --serve-loop-store SOCKET DB`, DB a database conclaved created.
-int ServeLoopStore(const std::string& socket, const std::string& db_path);
+// --serve-loop-store SOCKET DB`, DB a database conclaved created; `one_thread`: the same on one
+// thread (`bench --serve-one-loop-store SOCKET DB`).
+int ServeLoopStore(const std::string& socket, const std::string& db_path,
+                   bool one_thread = false);
 
 // One line of the result table: a figure over repetitions, and its bare baseline.
 struct Row {
