@@ -8,8 +8,10 @@
 //   one thread   `bench --serve-one-loop S` and `--serve-one-loop-store S DB`: the main thread
 //                handles every completion that is ready, then runs the loop (a batch's commit,
 //                the replies) before it waits again (ServeBareAsync, bench_ping_server.cpp).
-// Rows: Send → parked Wait woken p50 and p99 (300 a side, alternated 20 at a time); CPU per
-// Send at 1 and 16 clients; Sends a commit at 16 clients, one thread against two.
+// Rows: Send → parked Wait woken p50 and p99 (300 a side, alternated 20 at a time); a GetStatus
+// round trip's p50 and p99 (2,000 a side, alternated 100 at a time; the servers answer it from
+// their loop); CPU per Send at 1 and 16 clients; Sends a commit at 16 clients, one thread against
+// two.
 #include <cstdio>
 
 #include "bench_sections.h"
@@ -56,7 +58,7 @@ void RunOneLoop(Env& env) {
   int distinct = 600;
   for (auto& s : servers) s.stub = Stub(s.socket, ++distinct);
   auto ping = Stub(env.ping_socket, ++distinct);
-  constexpr int kN = 300;
+  constexpr int kN = 300, kTrips = 2000;
   constexpr double kSeconds = 3;
   for (int rep = 0; rep < env.reps; ++rep) {
     std::fprintf(stderr, "bench: oneloop, rep %d: wake\n", rep + 1);
@@ -66,13 +68,21 @@ void RunOneLoop(Env& env) {
       sides.push_back([&s](int k) { return WakeLatencies(*s.stub, "bench-wake", k); });
     }
     auto parts = Interleaved(kN, 20, sides);
+    std::fprintf(stderr, "bench: oneloop, rep %d: round trips\n", rep + 1);
+    std::vector<std::function<std::vector<double>(int)>> trips = {sides[0]};
+    for (auto& s : servers) {
+      trips.push_back([&s](int k) { return PingLatencies(*s.stub, k); });
+    }
+    auto rounds = Interleaved(kTrips, 100, trips);
     for (size_t i = 0; i < servers.size(); ++i) {
       for (double pct : {50.0, 99.0}) {
-        Row& r = env.table.Get(servers[i].row + ": Send → parked Wait woken p" +
-                                   std::to_string(static_cast<int>(pct)),
-                               "µs", "ping");
+        const std::string p = std::to_string(static_cast<int>(pct));
+        Row& r = env.table.Get(servers[i].row + ": Send → parked Wait woken p" + p, "µs", "ping");
         r.conclave.push_back(Percentile(parts[i + 1], pct));
         r.bare.push_back(Percentile(parts[0], pct));
+        Row& t = env.table.Get(servers[i].row + ": GetStatus round trip p" + p, "µs", "ping");
+        t.conclave.push_back(Percentile(rounds[i + 1], pct));
+        t.bare.push_back(Percentile(rounds[0], pct));
       }
     }
     for (int threads : {1, 16}) {
