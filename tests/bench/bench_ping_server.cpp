@@ -132,8 +132,8 @@ int ServeBareAsync(const std::string& socket, const char* what, bool health,
     // once two polls in a row found none, the loop runs what it holds (a batch's commit, the
     // replies finished after it), and only when it holds nothing does the thread wait for the
     // next completion. Two, not one: gRPC's poller (epoll1) handles one ready connection a
-    // poll, and a poll whose connection completed no call (its bytes were a window update, or
-    // a request's first half) finds nothing while other requests wait; after one such poll
+    // poll, and a poll whose connection completed no call (its bytes most likely a window
+    // update or part of a request) finds nothing while other requests wait; after one such poll
     // the 16-client Sends each had a commit of their own (1.00 a commit against the two-thread
     // server's 3.07), after two they share them as there (2.6-3.4 against 2.9-3.0). Its waits
     // end every 20 ms, so nothing the loop holds waits longer (the store's timers).
