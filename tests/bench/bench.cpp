@@ -10,8 +10,8 @@
 //   bench --check-baselines   (bench_check.cpp: the baseline servers are what the bench
 //                             takes them for; exit 1 if not)
 // Sections: unary, send, wake, sql, park, dispatch, load, reads (default: all of these); api
-// (bench_api_style.cpp: a ping server of gRPC's callback API, bare loop servers) only when
-// named.
+// (bench_api_style.cpp: a ping server of gRPC's callback API, bare loop servers) and oneloop
+// (bench_one_loop.cpp: the bare loop servers on one thread against two) only when named.
 #include <unistd.h>
 
 #include <cstdio>

@@ -213,7 +213,8 @@ bool CheckLoopStore(const std::string& self, const std::string& daemon_bin,
   int answered = 0;
   if (ok) {
     // Its checkpointer among the threads started before the queue's: SCHED_BATCH, as the
-    // daemon's (started before the loop runs, common/runtime.h).
+    // daemon's (started before the loop runs, common/runtime.h). The one-thread form's other
+    // threads are not checked (CheckAsyncStyle).
     ok &= CheckAsyncStyle(name.c_str(), server.pid(), true, one_thread);
     auto stub = Stub(socket, 3);
     ok &= CheckParkAndWake(*stub, name);

@@ -9,9 +9,9 @@
 //                handles every completion that is ready, then runs the loop (a batch's commit,
 //                the replies) before it waits again (ServeBareAsync, bench_ping_server.cpp).
 // Rows: Send → parked Wait woken p50 and p99 (300 a side, alternated 20 at a time); a GetStatus
-// round trip's p50 and p99 (2,000 a side, alternated 100 at a time; the servers answer it from
-// their loop); CPU per Send at 1 and 16 clients; Sends a commit at 16 clients, one thread against
-// two.
+// round trip's p50 and p99 (2,000 a side, alternated 100 at a time; each server answers it on
+// its loop's thread); CPU per Send at 1 and 16 clients; Sends a commit at 16 clients, one
+// thread against two.
 #include <cstdio>
 
 #include "bench_sections.h"

@@ -136,7 +136,9 @@ int ServeBareAsync(const std::string& socket, const char* what, bool health,
     // update or part of a request) finds nothing while other requests wait; after one such poll
     // the 16-client Sends each had a commit of their own (1.00 a commit against the two-thread
     // server's 3.07), after two they share them as there (2.6-3.4 against 2.9-3.0). Its waits
-    // end every 20 ms, so nothing the loop holds waits longer (the store's timers).
+    // end every 20 ms, so once the queue is idle nothing the loop holds waits longer (the
+    // store's timers). A steady stream of completions would hold the loop back; the bench's
+    // clients, each waiting for its reply, make none.
     constexpr int kEmptyPolls = 2;
     auto work = boost::asio::make_work_guard(*loop);
     request_next();
