@@ -1,4 +1,5 @@
 #include "exec/launcher.h"
+#include "common/loop_kick.h"
 
 #include <signal.h>
 #include <sys/syscall.h>
@@ -124,7 +125,7 @@ void ProcessLauncher::RunJob(const std::shared_ptr<Shared>& shared,
     // Under the lock: the launcher's destructor, or a give-up, comes wholly before or after.
     if (!shared->gone && !progress.given_up.load()) {
       posted = true;
-      boost::asio::post(shared->io, [job, child = std::move(child)]() mutable {
+      PostToLoop(shared->io, [job, child = std::move(child)]() mutable {
         job->owner->Finish(job, std::move(child));
       });
     }

@@ -1,4 +1,5 @@
 #include "exec/worker_run.h"
+#include "common/loop_kick.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -122,7 +123,7 @@ void WorkerRun::Write(std::string data, bool is_stdout) {
   writer_->Post([logs = logs_, data = std::move(data), is_stdout, &io = io_,
                  weak = weak_from_this(), n] {
     logs->Write(data, is_stdout);
-    boost::asio::post(io, [weak, n] {
+    PostToLoop(io, [weak, n] {
       if (auto self = weak.lock()) self->OnWritten(n);
     });
   });
@@ -429,7 +430,7 @@ void WorkerRun::MaybeFinish() {
   writer_->Post([logs = logs_, &io = io_, cb = std::move(cb), outcome = outcome_]() mutable {
     logs->Close();
     // Moved on: what the callback holds is let go on the loop.
-    if (cb) boost::asio::post(io, [cb = std::move(cb), outcome = std::move(outcome)] {
+    if (cb) PostToLoop(io, [cb = std::move(cb), outcome = std::move(outcome)] {
       cb(outcome);
     });
   });

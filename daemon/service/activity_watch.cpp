@@ -1,4 +1,5 @@
 #include "service/activity_watch.h"
+#include "common/loop_kick.h"
 
 #include <boost/asio/post.hpp>
 #include <algorithm>
@@ -69,7 +70,7 @@ void ActivityWatch::Scan() {
       got.clear();  // unknown, all of them
     }
     got.resize(roots.size());
-    boost::asio::post(io, [this, alive, asked, got] {  // `this` is used only if still alive
+    PostToLoop(io, [this, alive, asked, got] {  // `this` is used only if still alive
       if (!*alive) return;
       scanning_ = false;
       ++scans_;

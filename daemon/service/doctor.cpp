@@ -1,4 +1,5 @@
 #include "service/doctor.h"
+#include "common/loop_kick.h"
 
 #include <boost/asio/post.hpp>
 #include <regex>
@@ -196,7 +197,7 @@ void Doctor::Run(Done<DoctorReport> done) {
       }
     }
     ProbeSandbox(commands, bwrap, report);
-    boost::asio::post(io, [report = std::move(report), done = std::move(done)]() mutable {
+    PostToLoop(io, [report = std::move(report), done = std::move(done)]() mutable {
       done(std::move(report));
     });
   });

@@ -1,4 +1,5 @@
 #include "service/flow_service.h"
+#include "common/loop_kick.h"
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
@@ -264,7 +265,7 @@ void FlowService::CleanFlows(std::vector<domain::Flow> flows, Done<std::vector<F
     for (const auto& f : flows) {
       notes.push_back({f.id, RemoveFlowWorktree(git, f.repo, f.worktree, f.branch)});
     }
-    boost::asio::post(core_.io, [this, notes = std::move(notes), done = std::move(done)] {
+    PostToLoop(core_.io, [this, notes = std::move(notes), done = std::move(done)] {
       // Out of cleaning_ before the write: should the write fail, the flow is not cleaned
       // (its worktree is gone all the same) and may be reopened or cleaned again.
       for (const auto& [fid, note] : notes) cleaning_.erase(fid);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/utf8.h"
+#include "common/loop_kick.h"
 #include "service/flow_service.h"
 
 namespace conclave::service {
@@ -42,7 +43,7 @@ void FlowService::OffLoop(int64_t id, std::function<T()> work, std::function<voi
   busy_.insert(id);
   boost::asio::post(core_.helpers, [this, id, work = std::move(work), then = std::move(then)] {
     T r = work();
-    boost::asio::post(core_.io, [this, id, r = std::move(r), then] {
+    PostToLoop(core_.io, [this, id, r = std::move(r), then] {
       busy_.erase(id);
       then(r);
       if (again_.erase(id)) Advance(id);

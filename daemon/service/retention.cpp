@@ -1,4 +1,5 @@
 #include "service/retention.h"
+#include "common/loop_kick.h"
 
 #include <sys/statvfs.h>
 
@@ -171,7 +172,7 @@ void Retention::OffLoop(std::vector<int64_t> dirs, std::function<void()> done) {
       removed += std::filesystem::remove_all(p, ec) > 0 ? 1 : 0;
     }
     DiskView measured = Measure(state_dir, db);
-    boost::asio::post(*io, [removed, measured, back = std::move(back)]() mutable {
+    PostToLoop(*io, [removed, measured, back = std::move(back)]() mutable {
       back(removed, measured);
     });
   });

@@ -1,5 +1,6 @@
 // Contract: see review_workspace.h.
 #include "service/review_workspace.h"
+#include "common/loop_kick.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -125,7 +126,7 @@ void ReviewWorkspace::Prepare(std::vector<RoundDirJob> jobs,
         results.push_back(Internal(std::string("preparing the round directory: ") + e.what()));
       }
     }
-    boost::asio::post(io, [results = std::move(results), done = std::move(done)]() mutable {
+    PostToLoop(io, [results = std::move(results), done = std::move(done)]() mutable {
       done(std::move(results));
     });
   });
@@ -164,7 +165,7 @@ void ReviewWorkspace::ResolveCommit(const std::string& repo, const std::string& 
             ? StatusOr<std::string>(sha)
             : StatusOr<std::string>(InvalidArgument("commit: '" + commit + "' is not a commit in " +
                                                     repo));
-    boost::asio::post(io, [result = std::move(result), done = std::move(done)]() mutable {
+    PostToLoop(io, [result = std::move(result), done = std::move(done)]() mutable {
       done(std::move(result));
     });
   });

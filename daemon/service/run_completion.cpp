@@ -1,4 +1,5 @@
 #include "service/run_completion.h"
+#include "common/loop_kick.h"
 
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
@@ -75,7 +76,7 @@ void RunCompletion::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o
     }
     if (facts) {
       auto shared = std::make_shared<const CompletionFacts>(std::move(*facts));
-      boost::asio::post(core_.io, [record, shared] { record(shared, ""); });
+      PostToLoop(core_.io, [record, shared] { record(shared, ""); });
       return;
     }
   }
@@ -91,7 +92,7 @@ void RunCompletion::OnRunFinished(int64_t dispatch_id, const exec::RunOutcome& o
     } catch (const std::exception& e) {
       error = e.what();
     }
-    boost::asio::post(core_.io,
+    PostToLoop(core_.io,
                       [record, facts = std::move(facts), error] { record(facts, error); });
   });
 }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "domain/resume_brief.h"
+#include "common/loop_kick.h"
 #include "domain/review_brief.h"
 #include "exec/brief_renderer.h"
 #include "exec/confined_runner.h"
@@ -103,7 +104,7 @@ bool RunSupervisor::LaunchResumed(const domain::Dispatch& d, const domain::Task&
           return exec::DescribePartialWork(runner, cwd, point.base_head);
         });
     Resume resume{domain::ResumeOpening(point, partial), point.base_head};
-    boost::asio::post(io, [this, id, token, resume = std::move(resume)] {
+    PostToLoop(io, [this, id, token, resume = std::move(resume)] {
       // Not when shutdown already ended it; Launch checks again that the dispatch runs.
       if (resuming_.erase(id) > 0) Launch(id, token, resume);
     });

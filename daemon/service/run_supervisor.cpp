@@ -1,4 +1,5 @@
 #include "service/run_supervisor.h"
+#include "common/loop_kick.h"
 
 #include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
@@ -26,7 +27,7 @@ void RunSupervisor::SnapshotDirty(int64_t dispatch_id, const std::string& cwd,
         exec::WithHelperRunner(commands, sandbox, [&](exec::CommandRunner& runner) {
           return exec::SnapshotDirty(runner, cwd);
         }));
-    boost::asio::post(io, [this, dispatch_id, dirty] {
+    PostToLoop(io, [this, dispatch_id, dirty] {
       auto it = runs_.find(dispatch_id);
       if (it == runs_.end()) return;
       it->second.dirty_at_start = dirty;
@@ -73,7 +74,7 @@ exec::RunCallbacks RunSupervisor::CallbacksFor(int64_t dispatch_id) {
   cb.on_idle = [this, dispatch_id](std::chrono::milliseconds silent) { OnIdle(dispatch_id, silent); };
   cb.on_finished = [this, dispatch_id](const exec::RunOutcome& o) {
     // Leave the run's own callback stack before touching state that owns it.
-    boost::asio::post(core_.io, [this, dispatch_id, o] { OnFinished(dispatch_id, o); });
+    PostToLoop(core_.io, [this, dispatch_id, o] { OnFinished(dispatch_id, o); });
   };
   return cb;
 }

@@ -24,6 +24,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "common/loop_kick.h"
 #include "store/database.h"
 
 namespace conclave::service {
@@ -108,7 +109,7 @@ template <typename T>
 void SnapshotReader::Read(std::function<T(store::Database&)> work,
                           std::function<void(StatusOr<T>)> then) {
   if (!HasFile()) {
-    boost::asio::post(io_, [this, work = std::move(work), then = std::move(then)] {
+    PostToLoop(io_, [this, work = std::move(work), then = std::move(then)] {
       // The loop's connection may be inside the batcher's open transaction: then the work
       // reads within it.
       bool store_failed = false;
@@ -133,7 +134,7 @@ void SnapshotReader::Read(std::function<T(store::Database&)> work,
       std::lock_guard<std::mutex> lock(mu_);
       ++reads_off_loop_;
     }
-    boost::asio::post(io_, [then = std::move(then), out = std::move(out)]() mutable {
+    PostToLoop(io_, [then = std::move(then), out = std::move(out)]() mutable {
       then(std::move(out));
     });
   });

@@ -1,4 +1,5 @@
 #include "service/worker_reports.h"
+#include "common/loop_kick.h"
 
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
@@ -19,7 +20,7 @@ Status WorkerReports::Refuse(const domain::MessageRecord& m, const std::string& 
   int64_t did = m.dispatch_id;
   std::string from = m.from;
   // Record the refusal in its own write (the current one is about to roll back).
-  boost::asio::post(core_.io, [this, did, from, why] {
+  PostToLoop(core_.io, [this, did, from, why] {
     Status s = core_.batcher.Write([&]() -> Status {
       auto cur = did ? core_.dispatches.Get(did) : std::nullopt;
       core_.Notify({cur ? cur->coordinator : "coordinator", "escalation", "normal",
