@@ -13,6 +13,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -23,8 +25,10 @@
 #include "api/conclave_service.h"
 #include "api/dispatch_socket_listener.h"
 #include "api/grpc_server.h"
+#include "api/queue_loop.h"
 #include "common/clock.h"
 #include "common/heap.h"
+#include "common/loop_kick.h"
 #include "common/runtime.h"
 #include "common/thread_name.h"
 #include "conclave_build_info.h"
@@ -146,16 +150,11 @@ class Watchdog {
   uint64_t usec_ = 0;
 };
 
-// Runs the loop; a handler that throws must not take the daemon down: log and keep serving.
-void RunLoop(boost::asio::io_context& io) {
-  for (;;) {
-    try {
-      io.run();
-      return;
-    } catch (const std::exception& e) {
-      spdlog::critical("unhandled error on the loop (continuing): {}", e.what());
-    }
-  }
+// How long the loop waits in gRPC's queue at most (api/queue_loop.h): 1 s, or
+// CONCLAVE_LOOP_IDLE_CAP_MS (0: no cap; a test that would hang on a missed wake sets it).
+std::chrono::milliseconds LoopIdleCap() {
+  const char* v = std::getenv("CONCLAVE_LOOP_IDLE_CAP_MS");
+  return std::chrono::milliseconds(v && *v ? std::max(0L, std::atol(v)) : 1000);
 }
 
 int Fail(const std::string& why, int code = 1) {
@@ -188,6 +187,19 @@ int main(int argc, char** argv) {
   if (!db.ok()) return Fail(db.status().message());
 
   boost::asio::io_context io;
+  // The loop polls gRPC's queue itself unless told not to, or unless Asio's reactor cannot be
+  // watched (api/queue_loop.h): then the queue has a thread of its own.
+  std::string no_queue_loop = "the config's api_queue_thread";
+  std::optional<api::QueueLoop> queue_loop;
+  if (!c.api_queue_thread) {
+    const int reactor_fd = api::QueueLoop::FindReactorFd(io, &no_queue_loop);
+    if (reactor_fd >= 0) queue_loop.emplace(io, reactor_fd, LoopIdleCap());
+    if (queue_loop && !queue_loop->ok()) {
+      no_queue_loop = queue_loop->why();
+      queue_loop.reset();
+    }
+    if (!queue_loop) spdlog::warn("the API's queue runs on a thread of its own: {}", no_queue_loop);
+  }
   // Workers' orphans (double forks, setsid) stay the daemon's descendants, and are reaped.
   exec::OrphanReaper reaper(io);
   reaper.Start();
@@ -214,7 +226,7 @@ int main(int argc, char** argv) {
 
   api::ConclaveService grpc_service(io, services);
   if (c.listen.rfind("tcp:", 0) == 0) grpc_service.RequireToken(c.tcp_token);
-  auto server = api::StartServer(c.listen, grpc_service);
+  auto server = api::StartServer(c.listen, grpc_service, queue_loop.has_value());
   if (!server.ok()) return Fail(server.status().message());
   // Migrations and recovery are done: health checks say SERVING until shutdown begins; while
   // the store refuses writes (disk full) NOT_SERVING, and SERVING again once it resumes.
@@ -227,9 +239,11 @@ int main(int argc, char** argv) {
     if (mode == Mode::kBroken) health.MarkStopping();
   });
   health.MarkServing();
-  spdlog::info("conclaved {} ({}) serving on {} (state {}, schema {}, {} profiles, heap {})",
-               CONCLAVE_VERSION, CONCLAVE_GIT_COMMIT, c.listen, c.state_dir, schema,
-               core.profiles.profiles.size(), HeapAllocator());
+  spdlog::info(
+      "conclaved {} ({}) serving on {} (state {}, schema {}, {} profiles, heap {}, API's queue {})",
+      CONCLAVE_VERSION, CONCLAVE_GIT_COMMIT, c.listen, c.state_dir, schema,
+      core.profiles.profiles.size(), HeapAllocator(),
+      queue_loop ? "on the loop" : "on its own thread");
   sd_notify(0, "READY=1");
   Watchdog watchdog(io);
 
@@ -248,7 +262,7 @@ int main(int argc, char** argv) {
       shutdown_thread = std::thread([&] {
         dispatch_sockets.Stop();
         server.value()->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
-        boost::asio::post(io, [&] {
+        PostToLoop(io, [&] {
           core.batcher.Flush();
           io.stop();
         });
@@ -257,7 +271,14 @@ int main(int argc, char** argv) {
     });
   });
   EndBackgroundThreads();  // the loop itself runs SCHED_OTHER (as do the launcher's thread and workers)
-  RunLoop(io);
+  if (queue_loop) {
+    queue_loop->Run(server.value()->queue());
+    spdlog::info("the loop waited {} times in gRPC's queue; {} ended by its idle cap ({} handlers "
+                 "were waiting after them)",
+                 queue_loop->waits(), queue_loop->capped_waits(), queue_loop->late_handlers());
+  } else {
+    api::RunAsio(io);
+  }
   if (shutdown_thread.joinable()) shutdown_thread.join();
   server.value()->Wait();
   core.batcher.OnModeChange(nullptr);

@@ -97,7 +97,7 @@ void AsyncApi::Register(grpc::ServerBuilder& builder) {
 #undef CONCLAVE_UNARY
 #undef CONCLAVE_STREAM
 
-void AsyncApi::Start() { queue_->Start(std::move(first_calls_)); }
+void AsyncApi::Start(bool polled) { queue_->Start(std::move(first_calls_), polled); }
 
 void AsyncApi::Stop() {
   if (queue_) queue_->Stop();

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "api/async_calls.h"
 #include "api/conclave_service.h"
 #include "api/health_service.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -24,8 +25,10 @@ class AsyncApi final {
   AsyncApi& operator=(const AsyncApi&) = delete;
   // Before the builder builds the server: the service and the queue.
   void Register(grpc::ServerBuilder& builder);
-  // After the server started: asks for every method's first call, starts the queue's thread.
-  void Start();
+  // After the server started: asks for every method's first call, starts the queue's thread
+  // (none when polled: the loop polls the queue, api/queue_loop.h).
+  void Start(bool polled);
+  CallQueue& queue() { return *queue_; }
   // After the server shut down: drains the queue and joins its thread.
   void Stop();
 

@@ -1,15 +1,17 @@
-// The Conclave API on gRPC's async API, with one completion-queue thread. gRPC's callback API,
-// which conclaved used before, runs two "nexting" threads that take turns polling and hand
-// every completion to the other: about half the CPU of a call (`bench --only api`). Here one
-// thread (CallQueue::Run) polls, reads each request, runs its handler — which posts the work to
-// the loop, as before — and delivers each completion. Handlers keep the callback API's shape:
-// a unary handler returns a UnaryReactor (its call's default one, or one of its own made with
-// the call's context) and finishes it from any thread; a server-streaming handler returns a
-// WriteReactor, one write in flight at a time. OnCancel, OnWriteDone and OnDone run on the
-// queue's thread; OnDone is the last call into a reactor (after Finish and the call's end),
-// after which the call's request, response and context are gone.
+// The Conclave API on gRPC's async API, with one completion queue. gRPC's callback API, which
+// conclaved used before, runs two "nexting" threads that take turns polling and hand every
+// completion to the other: about half the CPU of a call (`bench --only api`). Here one thread
+// polls — the loop itself (api/queue_loop.h), or with api_queue_thread the queue's own thread
+// (CallQueue::Run) — reads each request, runs its handler, which posts the work to the loop, and
+// delivers each completion. Handlers keep the callback API's shape: a unary handler returns a
+// UnaryReactor (its call's default one, or one of its own made with the call's context) and
+// finishes it from any thread; a server-streaming handler returns a WriteReactor, one write in
+// flight at a time. OnCancel, OnWriteDone and OnDone run on the polling thread; OnDone is the
+// last call into a reactor (after Finish and the call's end), after which the call's request,
+// response and context are gone.
 #pragma once
 
+#include <grpcpp/alarm.h>
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
@@ -19,6 +21,8 @@
 #include <optional>
 #include <thread>
 
+#include "common/loop_kick.h"
+
 namespace conclave::api {
 
 enum class CallOp { kRequest, kWrite, kFinish, kDone };
@@ -27,7 +31,7 @@ enum class CallOp { kRequest, kWrite, kFinish, kDone };
 class QueuedCall {
  public:
   virtual ~QueuedCall() = default;
-  // On the queue's thread: the op tagged with it completed.
+  // On the polling thread: the op tagged with it completed.
   virtual void Proceed(CallOp op, bool ok) = 0;
 };
 
@@ -129,19 +133,32 @@ struct StreamMethod {
   std::function<WriteReactor<T>*(CallContext*, const Req*)> handle;
 };
 
-// Owns the completion queue and its thread; every method keeps one call requested.
-class CallQueue {
+// Owns the completion queue and whoever polls it: its own thread, or the loop (polled, with no
+// thread; api/queue_loop.h). Every method keeps one call requested.
+class CallQueue final : public LoopKicker {
  public:
   explicit CallQueue(std::unique_ptr<grpc::ServerCompletionQueue> cq) : cq_(std::move(cq)) {}
-  ~CallQueue() { Stop(); }
+  ~CallQueue() override { Stop(); }
   grpc::ServerCompletionQueue* cq() const { return cq_.get(); }
   // Requests the first call of every method (methods must outlive the queue) and starts the
-  // queue's thread. After the server is built and started.
-  void Start(std::vector<std::function<void()>> first_calls);
+  // queue's thread, or with polled none: the loop polls it (ClaimPolling, Poll). After the
+  // server is built and started.
+  void Start(std::vector<std::function<void()>> first_calls, bool polled = false);
+  bool polled() const { return polled_; }
   // After the server has shut down: stops asking for calls, waits until every call has ended
   // (a started call still finishes from the loop, through this queue), then shuts the queue
-  // down and joins its thread.
+  // down and joins its thread. Polled, the loop delivers meanwhile, and drains the queue after;
+  // if the loop never claimed the queue, Stop polls it itself.
   void Stop();
+  // Polled: the loop's claim, once, on its thread; false if Stop came first (it polls then).
+  bool ClaimPolling();
+  enum class Polled { kCall, kWake, kTimeout, kShutdown };
+  // Polled, on the loop's thread: waits until the deadline for one completion and delivers it
+  // (kCall); kWake for a Kick; kShutdown once the queue is shut down and empty.
+  Polled Poll(gpr_timespec deadline);
+  // Polled: wakes Poll, from any thread (LoopKicker). One wake is outstanding at a time; none
+  // is set once Stop shuts the queue down.
+  void Kick() override;
   // Asks for the next call of a method (no-op once stopping).
   template <class Call, class Method>
   void Next(const Method* m) {
@@ -155,15 +172,22 @@ class CallQueue {
  private:
   void Run();
   void Track(int delta);
+  Polled Deliver(void* tag, bool ok);
   std::unique_ptr<grpc::ServerCompletionQueue> cq_;
+  bool polled_ = false;
   std::atomic<bool> stopping_{false};
   std::mutex mu_;
   std::condition_variable all_ended_;
-  int live_ = 0;  // under mu_
+  int live_ = 0;           // under mu_
+  bool loop_polls_ = false;  // under mu_: the loop claimed the queue
+  std::mutex kick_mu_;
+  bool kick_set_ = false;      // under kick_mu_: wake_ is set and not yet delivered
+  bool kicks_closed_ = false;  // under kick_mu_: the queue is (about to be) shut down
+  grpc::Alarm wake_;           // before cq_ goes: its tag is drained first
   std::thread thread_;
 };
 
-// What every call shares: its context and tags, and its life on the queue's thread. The
+// What every call shares: its context and tags, and its life on the polling thread. The
 // request's completion runs the handler (Begin); the call is deleted once both its Finish and
 // its end (gRPC's done tag) have completed: OnCancel first if it was cancelled, OnDone last.
 // A call whose request comes back not ok (the server shutting down) has no done tag and is
@@ -219,7 +243,7 @@ class CallLife : public QueuedCall {
     queue->Ended();
   }
   Reactor* reactor_ = nullptr;
-  bool finished_ = false, ended_ = false;  // queue's thread only
+  bool finished_ = false, ended_ = false;  // polling thread only
 };
 
 template <class Req, class Resp>

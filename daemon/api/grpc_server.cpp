@@ -61,7 +61,8 @@ void Server::Shutdown(std::chrono::system_clock::time_point deadline) {
   api_->Stop();
 }
 
-StatusOr<std::unique_ptr<Server>> StartServer(const std::string& listen, ConclaveService& service) {
+StatusOr<std::unique_ptr<Server>> StartServer(const std::string& listen, ConclaveService& service,
+                                              bool polled) {
   // Set before the builder exists; it applies to every server built after. gRPC's default
   // health service is off: HealthService (on the API's queue) answers grpc.health.v1.Health.
   grpc::EnableDefaultHealthCheckService(false);
@@ -87,7 +88,7 @@ StatusOr<std::unique_ptr<Server>> StartServer(const std::string& listen, Conclav
   // "" and the API are known from the start, NOT_SERVING until the daemon is ready.
   api->health().Set("", false);
   api->health().Set(kHealthServiceName, false);
-  api->Start();
+  api->Start(polled);
   if (unix) unix->Start(server.get());
   return std::make_unique<Server>(std::move(api), std::move(server), std::move(unix));
 }

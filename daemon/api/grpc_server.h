@@ -47,6 +47,7 @@ class Server {
   void Wait() { server_->Wait(); }
   HealthService& health() { return api_->health(); }
   grpc::Server& grpc() { return *server_; }
+  CallQueue& queue() { return api_->queue(); }
 
  private:
   std::unique_ptr<AsyncApi> api_;  // outlives the server: its queue is the server's
@@ -56,7 +57,9 @@ class Server {
 
 // Starts the server with health checking and reflection. Both health statuses start
 // NOT_SERVING: the caller marks them SERVING (HealthStatus::MarkServing) once it is ready.
-StatusOr<std::unique_ptr<Server>> StartServer(const std::string& listen, ConclaveService& service);
+// polled: the API's queue has no thread; the caller's loop polls it (api/queue_loop.h).
+StatusOr<std::unique_ptr<Server>> StartServer(const std::string& listen, ConclaveService& service,
+                                              bool polled = false);
 
 // The daemon's health as grpc.health.v1.Health reports it, for "" and conclave.v1.Conclave.
 // SERVING between MarkServing() and MarkStopping() (final); MarkNotServing() is reversible —

@@ -69,6 +69,7 @@ Status ApplyText(std::string_view text, const std::string& file, Config& c) {
                    Read(j, "log_level", c.log_level, file),
                    Read(j, "profiles", c.profiles_dir, file),
                    Read(j, "synchronous_full", c.synchronous_full, file),
+                   Read(j, "api_queue_thread", c.api_queue_thread, file),
                    Read(j, "heartbeat_interval_s", c.heartbeat_interval_s, file),
                    Read(j, "kill_grace_ms", c.kill_grace_ms, file),
                    Read(j, "notify_command", c.notify_command, file),

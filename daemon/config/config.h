@@ -63,6 +63,9 @@ struct Config {
   std::string profiles_dir;
   std::string database_path;  // derived: state_dir/conclave.db
   bool synchronous_full = false;
+  // gRPC's completion queue on a thread of its own, as before the loop polled it itself
+  // (api/queue_loop.h): a hop between two threads for every request.
+  bool api_queue_thread = false;
   int heartbeat_interval_s = 30;
   int kill_grace_ms = 3000;
   int eof_grace_ms = 2000;  // after the worker exits, how long its descendants may hold pipes

@@ -1,8 +1,9 @@
 // Integration: the daemon's threads and its workers' scheduling policy (common/runtime.h).
 // The threads started before the loop runs (gRPC's) run SCHED_BATCH so they do not preempt the
-// loop that wakes them; the loop, the API's completion-queue thread (which reads every request,
-// and must not wait behind a worker for a core) and the workers run SCHED_OTHER, the workers
-// child_nice (default 10) nicer. Every thread blocks SIGCHLD, which the loop reads from a
+// loop that wakes them; the loop (which polls the API's completion queue and reads every
+// request: it must not wait behind a worker for a core), its watcher (api/queue_loop.h: it wakes
+// the loop for a timer or a worker's output), the queue's own thread where the config gives it
+// one, and the workers run SCHED_OTHER, the workers child_nice (default 10) nicer. Every thread blocks SIGCHLD, which the loop reads from a
 // signalfd (exec/child_registry), and no worker inherits a blocked signal.
 #include <sched.h>
 #include <signal.h>
@@ -54,54 +55,37 @@ int NiceOf(const std::string& stat_path) {
   return std::stoi(field);
 }
 
-TEST_CASE("the loop, the API's queue thread and the workers run SCHED_OTHER", "[dispatch]") {
-  DaemonFixture d;
-  std::string script =
-      d.WriteFile("policy.sh", "awk '{print \"policy=\" $41 \" nice=\" $19}' /proc/$$/stat\n");
-  auto p = d.FakeProfile("sh", "shfam");
-  p["command"] = {"/bin/sh", script};
-  p["type"] = "command";
-  d.WriteProfile("sh", p);
-  d.Start();
-
-  const std::string tasks = "/proc/" + std::to_string(d.pid()) + "/task";
-  int loop_policy = -1, queue_threads = 0, queue_other = 0, nexting = 0;
+// The daemon's own threads: how many of each name run SCHED_OTHER, and how many there are.
+struct OwnThreads {
+  int loop_policy = -1, queue = 0, queue_other = 0, watch = 0, watch_other = 0, nexting = 0;
   int launchers = 0, launchers_other = 0;
-  // Threads started before the loop runs and never later from the queue thread (gRPC's global
-  // timer threads start each other; its executor and event-engine threads start on demand from
+  // Threads started before the loop runs and never later from the loop (gRPC's global timer
+  // threads start each other; its executor and event-engine threads start on demand from
   // whichever thread needs one): gRPC's global timers and the log writer.
   int background = 0, background_batch = 0;
+};
+
+OwnThreads ReadOwnThreads(pid_t pid) {
+  OwnThreads o;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
   for (const auto& t : std::filesystem::directory_iterator(tasks)) {
     auto [comm, policy] = CommAndPolicy(t.path().string() + "/stat");
-    if (t.path().filename() == std::to_string(d.pid())) loop_policy = policy;
-    if (comm == "grpc-queue") {
-      ++queue_threads;
-      if (policy == SCHED_OTHER) ++queue_other;
-    }
-    if (comm == "nexting_thread") ++nexting;
-    if (comm == "launcher") {
-      ++launchers;
-      if (policy == SCHED_OTHER) ++launchers_other;
-    }
+    const bool other = policy == SCHED_OTHER;
+    if (t.path().filename() == std::to_string(pid)) o.loop_policy = policy;
+    if (comm == "grpc-queue") ++o.queue, o.queue_other += other;
+    if (comm == "loop-watch") ++o.watch, o.watch_other += other;
+    if (comm == "nexting_thread") ++o.nexting;
+    if (comm == "launcher") ++o.launchers, o.launchers_other += other;
     if (comm == "grpc_global_tim" || comm == "log-writer") {
-      ++background;
-      if (policy == SCHED_BATCH) ++background_batch;
+      ++o.background;
+      if (policy == SCHED_BATCH) ++o.background_batch;
     }
   }
-  CHECK(loop_policy == SCHED_OTHER);
-  // One completion-queue thread serves the API (api/async_calls.h), SCHED_OTHER, unlike the
-  // threads gRPC starts before the loop runs (common/runtime.h). The callback API's polling
-  // threads must not exist: a callback service (gRPC's default health service was one) brings
-  // them back, and with them most of a call's cost.
-  REQUIRE(queue_threads == 1);
-  CHECK(queue_other == queue_threads);
-  CHECK(background >= 2);
-  CHECK(background_batch == background);
-  CHECK(nexting == 0);
-  // The launcher's spawning thread (exec/launcher): a spawn it makes is a worker's start.
-  REQUIRE(launchers == 1);
-  CHECK(launchers_other == 1);
+  return o;
+}
 
+// A dispatch that reports its worker's policy and nice, and the nice a worker should have.
+void CheckWorkerPolicy(DaemonFixture& d) {
   d.Cli({"terminal", "create", "--profile", "sh", "--handle", "s1", "--cwd", d.dir()});
   std::string id = d.CliJson({"task", "create", "--brief", "-"}, "which policy\n")["task"]["id"];
   d.CliJson({"dispatch", "--task", id, "--to", "s1"});
@@ -111,6 +95,57 @@ TEST_CASE("the loop, the API's queue thread and the workers run SCHED_OTHER", "[
   const int want = std::min(NiceOf("/proc/" + std::to_string(d.pid()) + "/stat") + 10, 19);
   CHECK(done["result"]["text"].get<std::string>().find(
             "policy=0 nice=" + std::to_string(want)) != std::string::npos);
+}
+
+void WritePolicyProfile(DaemonFixture& d) {
+  std::string script =
+      d.WriteFile("policy.sh", "awk '{print \"policy=\" $41 \" nice=\" $19}' /proc/$$/stat\n");
+  auto p = d.FakeProfile("sh", "shfam");
+  p["command"] = {"/bin/sh", script};
+  p["type"] = "command";
+  d.WriteProfile("sh", p);
+}
+
+TEST_CASE("the loop, its watcher and the workers run SCHED_OTHER", "[dispatch]") {
+  DaemonFixture d;
+  WritePolicyProfile(d);
+  d.Start();
+  const OwnThreads o = ReadOwnThreads(d.pid());
+  CHECK(o.loop_policy == SCHED_OTHER);
+  // The loop polls the API's completion queue itself (api/queue_loop.h): no queue thread; its
+  // watcher runs SCHED_OTHER, unlike the threads gRPC starts before the loop runs
+  // (common/runtime.h). The callback API's polling threads must not exist: a callback service
+  // (gRPC's default health service was one) brings them back, and with them most of a call's
+  // cost.
+  CHECK(o.queue == 0);
+  REQUIRE(o.watch == 1);
+  CHECK(o.watch_other == 1);
+  CHECK(o.background >= 2);
+  CHECK(o.background_batch == o.background);
+  CHECK(o.nexting == 0);
+  // The launcher's spawning thread (exec/launcher): a spawn it makes is a worker's start.
+  REQUIRE(o.launchers == 1);
+  CHECK(o.launchers_other == 1);
+  CheckWorkerPolicy(d);
+  CHECK(d.daemon_log().find("API's queue on the loop") != std::string::npos);
+}
+
+TEST_CASE("with api_queue_thread the API's queue has its own thread SCHED_OTHER", "[dispatch]") {
+  // The layout before the loop polled the queue, kept as the config's choice, and what the
+  // daemon falls back to when it cannot watch Asio's reactor.
+  DaemonFixture d;
+  WritePolicyProfile(d);
+  d.Start({"--config", d.WriteFile("config.json", R"({"api_queue_thread": true})")});
+  const OwnThreads o = ReadOwnThreads(d.pid());
+  CHECK(o.loop_policy == SCHED_OTHER);
+  REQUIRE(o.queue == 1);
+  CHECK(o.queue_other == 1);
+  CHECK(o.watch == 0);
+  CHECK(o.background_batch == o.background);
+  CHECK(o.nexting == 0);
+  CheckWorkerPolicy(d);
+  CHECK(d.daemon_log().find("API's queue on its own thread") != std::string::npos);
+  CHECK(d.Stop() == 0);
 }
 
 TEST_CASE("the helper threads run child_nice nicer than the daemon and what they run no nicer",
@@ -157,7 +192,7 @@ TEST_CASE("every thread conclaved starts itself has a name of its own", "[dispat
   INFO(seen);
   CHECK(unnamed == 0);
   CHECK(names["conclaved"] == 1);
-  for (const char* own : {"launcher", "grpc-queue", "log-writer", "checkpointer", "snapshots",
+  for (const char* own : {"launcher", "loop-watch", "log-writer", "checkpointer", "snapshots",
                           "notifier", "tree-sweeper", "accept", "worker-accept"}) {
     CHECK(names[own] == 1);
   }

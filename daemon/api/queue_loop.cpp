@@ -1,0 +1,192 @@
+#include "api/queue_loop.h"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <boost/asio/detail/epoll_reactor.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <spdlog/spdlog.h>
+#include <vector>
+
+#include "common/loop_kick.h"
+#include "common/runtime.h"
+#include "common/thread_name.h"
+
+namespace conclave::api {
+namespace {
+
+constexpr int kCallsPerTurn = 32;  // calls delivered before Asio's handlers run regardless
+
+// The data of every entry of an epoll descriptor's fdinfo ("tfd: N events: E data: HEX ...").
+std::vector<uintptr_t> EntriesData(int fd) {
+  std::vector<uintptr_t> out;
+  std::ifstream in("/proc/self/fdinfo/" + std::to_string(fd));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("tfd:", 0) != 0) continue;
+    auto at = line.find("data:");
+    if (at == std::string::npos) continue;
+    out.push_back(static_cast<uintptr_t>(std::strtoull(line.c_str() + at + 5, nullptr, 16)));
+  }
+  return out;
+}
+
+}  // namespace
+
+int QueueLoop::FindReactorFd(boost::asio::io_context& io, std::string* why) {
+#if defined(BOOST_ASIO_HAS_EPOLL)
+  // The reactor registers its interrupter and its timerfd with their own addresses as data.
+  auto& reactor = boost::asio::use_service<boost::asio::detail::epoll_reactor>(io);
+  const auto lo = reinterpret_cast<uintptr_t>(&reactor);
+  const uintptr_t hi = lo + sizeof(reactor);
+  std::vector<int> found;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    std::error_code link_ec;
+    if (std::filesystem::read_symlink(e.path(), link_ec).string() != "anon_inode:[eventpoll]") {
+      continue;
+    }
+    const int fd = std::atoi(e.path().filename().c_str());
+    for (uintptr_t data : EntriesData(fd)) {
+      if (data >= lo && data < hi) {
+        found.push_back(fd);
+        break;
+      }
+    }
+  }
+  if (ec) {
+    *why = "cannot list /proc/self/fd: " + ec.message();
+    return -1;
+  }
+  if (found.size() == 1) return found[0];
+  *why = "Asio's reactor descriptor not found in /proc/self/fdinfo (" +
+         std::to_string(found.size()) + " candidates)";
+  return -1;
+#else
+  (void)io;
+  *why = "Asio's reactor is not epoll";
+  return -1;
+#endif
+}
+
+QueueLoop::QueueLoop(boost::asio::io_context& io, int reactor_fd,
+                     std::chrono::milliseconds idle_cap)
+    : io_(io), reactor_fd_(reactor_fd), idle_cap_(idle_cap) {
+  outer_ = epoll_create1(EPOLL_CLOEXEC);
+  stop_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  epoll_event reactor{};
+  reactor.events = EPOLLIN | EPOLLONESHOT;
+  reactor.data.fd = reactor_fd_;
+  epoll_event stop{};
+  stop.events = EPOLLIN;
+  stop.data.fd = stop_;
+  if (outer_ < 0 || stop_ < 0 || reactor_fd_ < 0 ||
+      epoll_ctl(outer_, EPOLL_CTL_ADD, reactor_fd_, &reactor) != 0 ||
+      epoll_ctl(outer_, EPOLL_CTL_ADD, stop_, &stop) != 0) {
+    why_ = std::string("the loop's watcher: ") + std::strerror(errno);
+    return;
+  }
+  watcher_ = std::thread([this] { Watch(); });
+  NameThread(watcher_, "loop-watch");
+}
+
+QueueLoop::~QueueLoop() {
+  if (watcher_.joinable()) {
+    uint64_t one = 1;
+    (void)!write(stop_, &one, sizeof one);
+    watcher_.join();
+  }
+  if (outer_ >= 0) close(outer_);
+  if (stop_ >= 0) close(stop_);
+}
+
+void QueueLoop::Watch() {
+  EndBackgroundThreads();  // SCHED_OTHER: a timer or a worker's output wakes the loop at once
+  for (;;) {
+    epoll_event e[2];
+    int n = epoll_wait(outer_, e, 2, -1);
+    for (int i = 0; i < n; ++i) {
+      if (e[i].data.fd == stop_) return;
+      fired_.store(true);
+      KickLoop(io_);
+    }
+  }
+}
+
+void QueueLoop::Rearm() {
+  if (!fired_.exchange(false)) return;
+  epoll_event reactor{};
+  reactor.events = EPOLLIN | EPOLLONESHOT;
+  reactor.data.fd = reactor_fd_;
+  epoll_ctl(outer_, EPOLL_CTL_MOD, reactor_fd_, &reactor);
+}
+
+size_t QueueLoop::PollAsio() {
+  try {
+    return io_.poll();
+  } catch (const std::exception& e) {
+    spdlog::critical("unhandled error on the loop (continuing): {}", e.what());
+    return 1;  // the rest of what was ready runs on the next turn
+  }
+}
+
+void QueueLoop::Run(CallQueue& queue) {
+  if (ok() && queue.polled() && queue.ClaimPolling()) {
+    SetLoopKick(io_, &queue);
+    auto work = boost::asio::make_work_guard(io_);  // io_.poll() with no work stops io_
+    const gpr_timespec now = gpr_time_0(GPR_CLOCK_MONOTONIC);
+    int empty = 0, calls = 0;
+    bool capped = false;
+    for (;;) {
+      CallQueue::Polled got = queue.Poll(now);
+      if (got == CallQueue::Polled::kShutdown) break;
+      if (got == CallQueue::Polled::kTimeout) {
+        ++empty;
+      } else {
+        empty = 0;
+        if (got == CallQueue::Polled::kCall) ++calls;
+      }
+      if (empty < 2 && calls < kCallsPerTurn) continue;
+      empty = calls = 0;
+      const size_t ran = PollAsio();
+      if (capped && ran > 0) late_.fetch_add(static_cast<int64_t>(ran));
+      capped = false;
+      Rearm();
+      if (ran > 0) continue;
+      waits_.fetch_add(1);
+      const gpr_timespec until =
+          idle_cap_.count() == 0
+              ? gpr_inf_future(GPR_CLOCK_MONOTONIC)
+              : gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                             gpr_time_from_millis(idle_cap_.count(), GPR_TIMESPAN));
+      got = queue.Poll(until);
+      if (got == CallQueue::Polled::kShutdown) break;
+      if (got == CallQueue::Polled::kTimeout) {
+        capped_.fetch_add(1);
+        capped = true;
+        empty = 2;  // straight to Asio: what it finds was missed by a wake
+      }
+    }
+    SetLoopKick(io_, nullptr);
+    // The queue is shut down and drained: from here Asio's own wakes serve.
+  }
+  RunAsio(io_);
+}
+
+void RunAsio(boost::asio::io_context& io) {
+  for (;;) {
+    try {
+      io.run();
+      return;
+    } catch (const std::exception& e) {
+      spdlog::critical("unhandled error on the loop (continuing): {}", e.what());
+    }
+  }
+}
+
+}  // namespace conclave::api

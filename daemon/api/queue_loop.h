@@ -1,0 +1,70 @@
+// QueueLoop: the daemon's loop on one thread that serves both gRPC's completion queue (the
+// API's calls, api/async_calls.h) and Asio's io_context (the state, timers, workers' pipes,
+// signals), with no thread between them. With a queue thread every request costs a hop: that
+// thread wakes, runs the handler, posts to the loop and wakes it (README, Performance, "The
+// queue on the loop's thread").
+//
+// The loop polls the queue without waiting and, after two empty polls in a row (gRPC's poller
+// hands over one ready connection a poll) or 32 calls, runs Asio's ready handlers
+// (io_context::poll). When those were none it waits in the queue. What Asio has for it then
+// wakes it through the queue (CallQueue::Kick): a post from another thread through PostToLoop
+// (common/loop_kick.h); a timer, a descriptor or a signal through the watcher thread, which
+// waits on Asio's reactor's epoll descriptor (EPOLLONESHOT, re-armed after the loop's next
+// poll of Asio). A wait also ends after idle_cap (0: never), counted: none should.
+//
+// Asio's reactor keeps its descriptor private; FindReactorFd finds it in /proc/self/fdinfo, as
+// the epoll descriptor one of whose entries points into the reactor. Without it the daemon
+// runs the queue on its own thread, as before.
+// Thread-safety: Run on the loop's thread; the counters from any thread.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <thread>
+
+#include "api/async_calls.h"
+
+namespace conclave::api {
+
+class QueueLoop {
+ public:
+  // Asio's reactor's epoll descriptor for io (creating the reactor); -1 and why when not found.
+  static int FindReactorFd(boost::asio::io_context& io, std::string* why);
+  // Starts the watcher ("loop-watch"); ok() false (with why) when it could not.
+  QueueLoop(boost::asio::io_context& io, int reactor_fd, std::chrono::milliseconds idle_cap);
+  ~QueueLoop();
+  QueueLoop(const QueueLoop&) = delete;
+  QueueLoop& operator=(const QueueLoop&) = delete;
+  bool ok() const { return watcher_.joinable(); }
+  const std::string& why() const { return why_; }
+  // Serves the queue (polled, CallQueue::Start) and io until the queue shut down, then runs io
+  // until it stops. A handler that throws is logged and the loop goes on.
+  void Run(CallQueue& queue);
+
+  int64_t waits() const { return waits_.load(); }            // waits in the queue
+  int64_t capped_waits() const { return capped_.load(); }    // of them, ended by idle_cap
+  int64_t late_handlers() const { return late_.load(); }     // Asio's work found after one
+
+ private:
+  void Watch();
+  size_t PollAsio();
+  void Rearm();
+  boost::asio::io_context& io_;
+  const int reactor_fd_;
+  const std::chrono::milliseconds idle_cap_;
+  int outer_ = -1;    // the watcher's epoll: the reactor's descriptor and stop_
+  int stop_ = -1;     // eventfd: the watcher ends
+  std::atomic<bool> fired_{false};  // the watcher saw the reactor ready; Rearm re-arms it
+  std::atomic<int64_t> waits_{0}, capped_{0}, late_{0};
+  std::string why_;
+  std::thread watcher_;
+};
+
+// Runs io until it stops; a handler that throws is logged and the loop goes on.
+void RunAsio(boost::asio::io_context& io);
+
+}  // namespace conclave::api

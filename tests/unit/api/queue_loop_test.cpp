@@ -1,0 +1,211 @@
+// Unit tests: the loop that polls gRPC's completion queue itself (api/queue_loop) is woken,
+// while it waits in the queue, by everything Asio has for it: a post from another thread
+// (PostToLoop, common/loop_kick), a timer, a descriptor turning readable, a signal. Each wait
+// is capped at 20 s here and counted: a wake that did not come shows as a wait that ran into
+// the cap, and fails the case, rather than as a hang. A real gRPC server owns the queue.
+#include <signal.h>
+#include <unistd.h>
+
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <catch2/catch.hpp>
+#include <grpcpp/grpcpp.h>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "api/async_calls.h"
+#include "api/queue_loop.h"
+#include "common/loop_kick.h"
+
+namespace conclave::api {
+namespace {
+
+constexpr std::chrono::seconds kCap{20};
+
+// A gRPC server with no methods whose completion queue is polled (no thread of its own).
+struct PolledServer {
+  PolledServer() {
+    grpc::ServerBuilder builder;
+    queue = std::make_unique<CallQueue>(builder.AddCompletionQueue());
+    server = builder.BuildAndStart();
+    REQUIRE(server);
+    queue->Start({}, /*polled=*/true);
+  }
+  // From any thread but a polling one: the server, then the queue (the loop drains it).
+  void Shutdown() {
+    server->Shutdown();
+    queue->Stop();
+  }
+  std::unique_ptr<CallQueue> queue;  // outlives the server
+  std::unique_ptr<grpc::Server> server;
+};
+
+struct Loop {
+  Loop() : fd(QueueLoop::FindReactorFd(io, &why)), loop(io, fd, kCap) {
+    INFO(why);
+    REQUIRE(fd >= 0);
+    INFO(loop.why());
+    REQUIRE(loop.ok());
+  }
+  // Off the loop's thread: returns once the loop has begun its n-th wait in the queue.
+  void AwaitWait(int64_t n) const {
+    while (loop.waits() < n) std::this_thread::yield();
+  }
+  boost::asio::io_context io;
+  std::string why;
+  int fd;
+  QueueLoop loop;
+};
+
+// Runs the loop on this thread until `poke` (on another thread, once the loop waits) leads to a
+// handler that calls `finish`; what the handler saw is checked by the caller.
+template <class Poke>
+void RunUntil(Loop& l, PolledServer& s, Poke poke) {
+  std::thread poker([&] {
+    l.AwaitWait(1);
+    poke();
+  });
+  l.loop.Run(*s.queue);
+  poker.join();
+}
+
+}  // namespace
+
+TEST_CASE("the queue loop finds each io_context's own reactor descriptor", "[queue_loop]") {
+  boost::asio::io_context a, b;
+  std::string why_a, why_b;
+  const int fa = QueueLoop::FindReactorFd(a, &why_a);
+  const int fb = QueueLoop::FindReactorFd(b, &why_b);
+  INFO(why_a << why_b);
+  CHECK(fa >= 0);
+  CHECK(fb >= 0);
+  CHECK(fa != fb);
+  CHECK(QueueLoop::FindReactorFd(a, &why_a) == fa);
+}
+
+TEST_CASE("a post from another thread wakes the loop waiting in the queue", "[queue_loop]") {
+  Loop l;
+  PolledServer s;
+  std::thread stopper;
+  std::thread::id ran_on;
+  int64_t capped_then = -1;
+  RunUntil(l, s, [&] {
+    PostToLoop(l.io, [&] {
+      ran_on = std::this_thread::get_id();
+      capped_then = l.loop.capped_waits();
+      stopper = std::thread([&] { s.Shutdown(); });
+    });
+  });
+  stopper.join();
+  CHECK(ran_on == std::this_thread::get_id());
+  CHECK(capped_then == 0);
+  CHECK(l.loop.late_handlers() == 0);
+}
+
+TEST_CASE("timers one after another wake the loop waiting in the queue", "[queue_loop]") {
+  // Each wake re-arms the watcher (EPOLLONESHOT) after the loop's next poll of Asio: a watcher
+  // that fired once and was never re-armed would leave the second timer to the cap.
+  Loop l;
+  PolledServer s;
+  std::thread stopper;
+  std::vector<int64_t> waits_then, capped_then;
+  boost::asio::steady_timer timer(l.io);
+  std::function<void(const boost::system::error_code&)> fired =
+      [&](const boost::system::error_code& e) {
+        REQUIRE(!e);
+        waits_then.push_back(l.loop.waits());
+        capped_then.push_back(l.loop.capped_waits());
+        if (waits_then.size() == 3) {
+          stopper = std::thread([&] { s.Shutdown(); });
+          return;
+        }
+        timer.expires_after(std::chrono::milliseconds(20));
+        timer.async_wait(fired);
+      };
+  timer.expires_after(std::chrono::milliseconds(20));
+  timer.async_wait(fired);
+  l.loop.Run(*s.queue);
+  stopper.join();
+  REQUIRE(waits_then.size() == 3);
+  // Each fired while the loop waited in the queue, woken, not by the cap.
+  CHECK(waits_then[0] >= 1);
+  CHECK(waits_then[1] > waits_then[0]);
+  CHECK(waits_then[2] > waits_then[1]);
+  CHECK(capped_then == std::vector<int64_t>{0, 0, 0});
+}
+
+TEST_CASE("a descriptor turning readable wakes the loop waiting in the queue", "[queue_loop]") {
+  Loop l;
+  PolledServer s;
+  int p[2];
+  REQUIRE(pipe2(p, O_CLOEXEC | O_NONBLOCK) == 0);
+  boost::asio::posix::stream_descriptor in(l.io, p[0]);
+  char buf[8];
+  std::string got;
+  std::thread stopper;
+  int64_t capped_then = -1;
+  in.async_read_some(boost::asio::buffer(buf), [&](const boost::system::error_code& e, size_t n) {
+    REQUIRE(!e);
+    got.assign(buf, n);
+    capped_then = l.loop.capped_waits();
+    stopper = std::thread([&] { s.Shutdown(); });
+  });
+  RunUntil(l, s, [&] { REQUIRE(write(p[1], "exit", 4) == 4); });
+  stopper.join();
+  close(p[1]);
+  CHECK(got == "exit");
+  CHECK(capped_then == 0);
+}
+
+TEST_CASE("a signal wakes the loop waiting in the queue", "[queue_loop]") {
+  Loop l;
+  PolledServer s;
+  boost::asio::signal_set signals(l.io, SIGWINCH);  // ignored by default, should one escape
+  int got = 0;
+  std::thread stopper;
+  int64_t capped_then = -1;
+  signals.async_wait([&](const boost::system::error_code& e, int sig) {
+    REQUIRE(!e);
+    got = sig;
+    capped_then = l.loop.capped_waits();
+    stopper = std::thread([&] { s.Shutdown(); });
+  });
+  RunUntil(l, s, [&] { REQUIRE(kill(getpid(), SIGWINCH) == 0); });
+  stopper.join();
+  CHECK(got == SIGWINCH);
+  CHECK(capped_then == 0);
+}
+
+TEST_CASE("the queue loop runs Asio on after the queue shut down, until it stops",
+          "[queue_loop]") {
+  // conclaved's shutdown: the server and the queue stop off the loop, then a post stops the loop.
+  Loop l;
+  PolledServer s;
+  bool flushed = false;
+  auto work = boost::asio::make_work_guard(l.io);
+  std::thread stopper([&] {
+    l.AwaitWait(1);
+    s.Shutdown();
+    PostToLoop(l.io, [&] {
+      flushed = true;
+      l.io.stop();
+    });
+  });
+  l.loop.Run(*s.queue);
+  stopper.join();
+  CHECK(flushed);
+  CHECK(l.io.stopped());
+}
+
+TEST_CASE("a polled queue the loop never claimed is drained by its Stop", "[queue_loop]") {
+  PolledServer s;
+  s.Shutdown();  // would wait forever for the loop to deliver the shutdown's completions
+  Loop l;
+  l.loop.Run(*s.queue);  // the claim fails: Asio alone, which has nothing to do
+  CHECK(l.loop.waits() == 0);
+}
+
+}  // namespace conclave::api
