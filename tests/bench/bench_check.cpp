@@ -21,7 +21,7 @@
 //     grpc-queue thread (the queue is polled on the main thread, SCHED_OTHER), park and wake
 //     the same way, and the one with the store writes every Send it answered;
 //   - the dispatch rows' bare spawn passes `true` the argument conclaved gives its worker;
-//   - the split of a dispatch's CPU by thread finds conclaved's queue thread and launcher's
+//   - the split of a dispatch's CPU by thread finds conclaved's loop watcher and launcher's
 //     thread by the names it reads (a renamed thread would leave its row at 0; the loop is the
 //     main thread, found by its id).
 // The ctest entry `bench: the baseline servers ...` runs it.
@@ -253,7 +253,7 @@ bool CheckDispatchArgument(const std::string& daemon_bin, const std::string& roo
                  name + ": a dispatch of the bench's brief ends in worker_done");
   }
   const auto threads = ThreadsSince({}, SampleThreads(d.pid()));
-  for (const char* thread : {kQueueThread, kLauncherThread}) {
+  for (const char* thread : {kWatchThread, kLauncherThread}) {
     ok &= Report(threads.count(thread) == 1,
                  name + ": the CPU split finds conclaved's thread \"" + thread + "\"");
   }

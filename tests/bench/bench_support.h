@@ -59,7 +59,8 @@ std::map<std::string, ThreadSample> ThreadsSince(const std::map<pid_t, ThreadSam
 double ThreadSleeps();
 // The names the dispatch rows split a dispatch's CPU by (`bench --check-baselines` finds them).
 inline constexpr const char* kLoopThread = "loop";
-inline constexpr const char* kQueueThread = "grpc-queue";
+inline constexpr const char* kQueueThread = "grpc-queue";  // with api_queue_thread only
+inline constexpr const char* kWatchThread = "loop-watch";   // api/queue_loop.h
 inline constexpr const char* kLauncherThread = "launcher";
 
 // The machine's CPU time so far from the "cpu" line of /proc/stat, in clock ticks: all of it,
