@@ -151,7 +151,8 @@ class Watchdog {
 };
 
 // How long the loop waits in gRPC's queue at most (api/queue_loop.h): 1 s, or
-// CONCLAVE_LOOP_IDLE_CAP_MS (0: no cap; a test that would hang on a missed wake sets it).
+// CONCLAVE_LOOP_IDLE_CAP_MS (0: no cap; the tests' DaemonFixture sets it, so that a missed wake
+// fails the test that needed it instead of slowing it by a second).
 std::chrono::milliseconds LoopIdleCap() {
   const char* v = std::getenv("CONCLAVE_LOOP_IDLE_CAP_MS");
   return std::chrono::milliseconds(v && *v ? std::max(0L, std::atol(v)) : 1000);

@@ -1,7 +1,7 @@
 // AsyncApi: serves ConclaveService's handlers and grpc.health.v1.Health (api/health_service)
 // on gRPC's async API (api/async_calls.h): the generated services with every method async
 // (GetStatus raw), registered as typed services (so reflection lists them), and one
-// completion queue with its thread.
+// completion queue, polled by the loop (api/queue_loop.h) or by a thread of its own.
 #pragma once
 
 #include <grpcpp/server_builder.h>
@@ -25,7 +25,7 @@ class AsyncApi final {
   AsyncApi& operator=(const AsyncApi&) = delete;
   // Before the builder builds the server: the service and the queue.
   void Register(grpc::ServerBuilder& builder);
-  // After the server started: asks for every method's first call, starts the queue's thread
+  // After the server started: asks for every method's first call and starts the queue's thread
   // (none when polled: the loop polls the queue, api/queue_loop.h).
   void Start(bool polled);
   CallQueue& queue() { return *queue_; }

@@ -24,8 +24,7 @@ void CallQueue::Run() {
 
 CallQueue::Polled CallQueue::Deliver(void* tag, bool ok) {
   if (tag == &wake_) {
-    std::lock_guard<std::mutex> lock(kick_mu_);
-    kick_set_ = false;
+    kick_set_.store(false);
     return Polled::kWake;
   }
   auto* t = static_cast<CallTag*>(tag);
@@ -55,10 +54,11 @@ CallQueue::Polled CallQueue::Poll(gpr_timespec deadline) {
 }
 
 void CallQueue::Kick() {
+  if (kick_set_.load()) return;  // a wake is on its way
   std::lock_guard<std::mutex> lock(kick_mu_);
-  if (kick_set_ || kicks_closed_ || !polled_) return;
-  kick_set_ = true;
-  // Held until Set returns: the wake is delivered, and the alarm set again, only after.
+  if (kick_set_.load() || kicks_closed_ || !polled_) return;
+  kick_set_.store(true);
+  // Held until Set returns: the next Set, after this wake's delivery, waits for it.
   wake_.Set(cq_.get(), gpr_time_0(GPR_CLOCK_MONOTONIC), &wake_);
 }
 

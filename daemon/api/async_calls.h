@@ -180,8 +180,10 @@ class CallQueue final : public LoopKicker {
   std::condition_variable all_ended_;
   int live_ = 0;           // under mu_
   bool loop_polls_ = false;  // under mu_: the loop claimed the queue
-  std::mutex kick_mu_;
-  bool kick_set_ = false;      // under kick_mu_: wake_ is set and not yet delivered
+  // wake_ is set and not yet delivered. Cleared on delivery without kick_mu_: the loop never
+  // waits for a kicker (a helper, nicer than it) still returning from Set.
+  std::atomic<bool> kick_set_{false};
+  std::mutex kick_mu_;         // one Set at a time, and none after kicks_closed_
   bool kicks_closed_ = false;  // under kick_mu_: the queue is (about to be) shut down
   grpc::Alarm wake_;           // before cq_ goes: its tag is drained first
   std::thread thread_;

@@ -1,7 +1,8 @@
 // ConclaveService: the handlers of the Conclave API (served by api/async_api on gRPC's async
-// API, one completion-queue thread). Each RPC posts its work onto the service loop (one strand
-// owns all state) and finishes its reactor from there; no RPC blocks the queue's thread, so
-// thousands of long-poll Waits cost no threads and no CPU.
+// API, one completion queue, polled by the loop itself or by a thread of its own:
+// api/queue_loop.h). Each RPC posts its work onto the service loop (one strand owns all state)
+// and finishes its reactor from there; no RPC blocks the polling thread, so thousands of
+// long-poll Waits cost no threads and no CPU.
 #pragma once
 
 #include <atomic>
@@ -39,7 +40,7 @@ class ConclaveService final {
   // Who is calling (from the kernel, recorded at accept), or a refusal: stopping, an unknown
   // connection, a missing/wrong bearer token on TCP, a request that fails the checks every
   // request passes (api/request_checks). Marks the call's status, whatever it will be, as
-  // the daemon's own (kOriginKey): every RPC comes here first. gRPC thread.
+  // the daemon's own (kOriginKey): every RPC comes here first. Polling thread.
   grpc::Status Identify(CTX* ctx, const google::protobuf::Message& req,
                         service::PeerInfo* peer) const;
   PeerTable& peers() { return peers_; }

@@ -6,6 +6,7 @@
 
 #include <boost/asio/detail/epoll_reactor.hpp>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -20,7 +21,8 @@
 namespace conclave::api {
 namespace {
 
-constexpr int kCallsPerTurn = 32;  // calls delivered before Asio's handlers run regardless
+constexpr int kCallsPerTurn = 32;     // calls delivered before Asio's handlers run regardless
+constexpr int kHandlersPerTurn = 64;  // Asio's handlers run before the queue is polled again
 
 // The data of every entry of an epoll descriptor's fdinfo ("tfd: N events: E data: HEX ...").
 std::vector<uintptr_t> EntriesData(int fd) {
@@ -40,7 +42,10 @@ std::vector<uintptr_t> EntriesData(int fd) {
 
 int QueueLoop::FindReactorFd(boost::asio::io_context& io, std::string* why) {
 #if defined(BOOST_ASIO_HAS_EPOLL)
-  // The reactor registers its interrupter and its timerfd with their own addresses as data.
+  // The reactor registers its interrupter and its timerfd with their own addresses as data. A
+  // timer's service makes the scheduler run the reactor (io_context::poll runs it only then);
+  // without a timerfd a timer would never make the descriptor ready.
+  { boost::asio::steady_timer made_for_its_service(io); }
   auto& reactor = boost::asio::use_service<boost::asio::detail::epoll_reactor>(io);
   const auto lo = reinterpret_cast<uintptr_t>(&reactor);
   const uintptr_t hi = lo + sizeof(reactor);
@@ -52,20 +57,17 @@ int QueueLoop::FindReactorFd(boost::asio::io_context& io, std::string* why) {
       continue;
     }
     const int fd = std::atoi(e.path().filename().c_str());
-    for (uintptr_t data : EntriesData(fd)) {
-      if (data >= lo && data < hi) {
-        found.push_back(fd);
-        break;
-      }
-    }
+    int inside = 0;
+    for (uintptr_t data : EntriesData(fd)) inside += data >= lo && data < hi;
+    if (inside >= 2) found.push_back(fd);
   }
   if (ec) {
     *why = "cannot list /proc/self/fd: " + ec.message();
     return -1;
   }
   if (found.size() == 1) return found[0];
-  *why = "Asio's reactor descriptor not found in /proc/self/fdinfo (" +
-         std::to_string(found.size()) + " candidates)";
+  *why = "Asio's reactor descriptor, with its interrupter and timerfd, not found in "
+         "/proc/self/fdinfo (" + std::to_string(found.size()) + " candidates)";
   return -1;
 #else
   (void)io;
@@ -127,55 +129,70 @@ void QueueLoop::Rearm() {
 }
 
 size_t QueueLoop::PollAsio() {
+  // At most kHandlersPerTurn: io_context::poll runs until nothing is ready, and a worker that
+  // prints fast keeps a read ready for as long as it prints.
+  size_t ran = 0;
   try {
-    return io_.poll();
+    while (ran < kHandlersPerTurn && io_.poll_one() > 0) ++ran;
   } catch (const std::exception& e) {
     spdlog::critical("unhandled error on the loop (continuing): {}", e.what());
-    return 1;  // the rest of what was ready runs on the next turn
+    ++ran;  // the rest of what was ready runs on the next turn
   }
+  return ran;
 }
 
 void QueueLoop::Run(CallQueue& queue) {
   if (ok() && queue.polled() && queue.ClaimPolling()) {
     SetLoopKick(io_, &queue);
-    auto work = boost::asio::make_work_guard(io_);  // io_.poll() with no work stops io_
-    const gpr_timespec now = gpr_time_0(GPR_CLOCK_MONOTONIC);
-    int empty = 0, calls = 0;
-    bool capped = false;
-    for (;;) {
-      CallQueue::Polled got = queue.Poll(now);
-      if (got == CallQueue::Polled::kShutdown) break;
-      if (got == CallQueue::Polled::kTimeout) {
-        ++empty;
-      } else {
-        empty = 0;
-        if (got == CallQueue::Polled::kCall) ++calls;
-      }
-      if (empty < 2 && calls < kCallsPerTurn) continue;
-      empty = calls = 0;
-      const size_t ran = PollAsio();
-      if (capped && ran > 0) late_.fetch_add(static_cast<int64_t>(ran));
-      capped = false;
-      Rearm();
-      if (ran > 0) continue;
-      waits_.fetch_add(1);
-      const gpr_timespec until =
-          idle_cap_.count() == 0
-              ? gpr_inf_future(GPR_CLOCK_MONOTONIC)
-              : gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
-                             gpr_time_from_millis(idle_cap_.count(), GPR_TIMESPAN));
-      got = queue.Poll(until);
-      if (got == CallQueue::Polled::kShutdown) break;
-      if (got == CallQueue::Polled::kTimeout) {
-        capped_.fetch_add(1);
-        capped = true;
-        empty = 2;  // straight to Asio: what it finds was missed by a wake
-      }
-    }
-    SetLoopKick(io_, nullptr);
+    struct Unkick {
+      boost::asio::io_context& io;
+      ~Unkick() { SetLoopKick(io, nullptr); }  // also when a call's handler throws
+    } unkick{io_};
+    auto work = boost::asio::make_work_guard(io_);  // io_.poll_one() with no work stops io_
+    Serve(queue);
     // The queue is shut down and drained: from here Asio's own wakes serve.
   }
   RunAsio(io_);
+}
+
+void QueueLoop::Serve(CallQueue& queue) {
+  using Polled = CallQueue::Polled;
+  const gpr_timespec now = gpr_time_0(GPR_CLOCK_MONOTONIC);
+  int empty = 0, calls = 0;
+  bool asio_due = false;  // a wake (or the cap) says Asio has work: no queue poll first
+  bool capped = false;
+  for (;;) {
+    if (!asio_due) {
+      const Polled got = queue.Poll(now);
+      if (got == Polled::kShutdown) return;
+      if (got == Polled::kTimeout) ++empty;
+      if (got == Polled::kCall) {
+        empty = 0;
+        ++calls;
+      }
+      if (got != Polled::kWake && empty < 2 && calls < kCallsPerTurn) continue;
+    }
+    asio_due = false;
+    empty = calls = 0;
+    const size_t ran = PollAsio();
+    if (capped && ran > 0) late_.fetch_add(static_cast<int64_t>(ran));
+    capped = false;
+    Rearm();
+    if (ran > 0) continue;
+    waits_.fetch_add(1);
+    const gpr_timespec until =
+        idle_cap_.count() == 0
+            ? gpr_inf_future(GPR_CLOCK_MONOTONIC)
+            : gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                           gpr_time_from_millis(idle_cap_.count(), GPR_TIMESPAN));
+    const Polled got = queue.Poll(until);
+    if (got == Polled::kShutdown) return;
+    if (got == Polled::kTimeout) {
+      capped_.fetch_add(1);
+      capped = true;
+    }
+    asio_due = got != Polled::kCall;
+  }
 }
 
 void RunAsio(boost::asio::io_context& io) {

@@ -5,12 +5,13 @@
 // queue on the loop's thread").
 //
 // The loop polls the queue without waiting and, after two empty polls in a row (gRPC's poller
-// hands over one ready connection a poll) or 32 calls, runs Asio's ready handlers
-// (io_context::poll). When those were none it waits in the queue. What Asio has for it then
-// wakes it through the queue (CallQueue::Kick): a post from another thread through PostToLoop
-// (common/loop_kick.h); a timer, a descriptor or a signal through the watcher thread, which
-// waits on Asio's reactor's epoll descriptor (EPOLLONESHOT, re-armed after the loop's next
-// poll of Asio). A wait also ends after idle_cap (0: never), counted: none should.
+// hands over one ready connection a poll), 32 calls or a wake, runs Asio's ready handlers (at
+// most 64: a worker printing fast keeps a read ready). When those were none it waits in the
+// queue. What Asio has for it then wakes it through the queue (CallQueue::Kick): a post from
+// another thread through PostToLoop (common/loop_kick.h); a timer, a descriptor or a signal
+// through the watcher thread, which waits on Asio's reactor's epoll descriptor (EPOLLONESHOT,
+// re-armed after the loop's next turn of Asio). A wait also ends after idle_cap (0: never);
+// handlers found ready after such a wait are counted (late_handlers): a wake that never came.
 //
 // Asio's reactor keeps its descriptor private; FindReactorFd finds it in /proc/self/fdinfo, as
 // the epoll descriptor one of whose entries points into the reactor. Without it the daemon
@@ -42,7 +43,8 @@ class QueueLoop {
   bool ok() const { return watcher_.joinable(); }
   const std::string& why() const { return why_; }
   // Serves the queue (polled, CallQueue::Start) and io until the queue shut down, then runs io
-  // until it stops. A handler that throws is logged and the loop goes on.
+  // until it stops. An Asio handler that throws is logged and the loop goes on; a call's
+  // handler that throws ends the daemon, as it did on the queue's own thread.
   void Run(CallQueue& queue);
 
   int64_t waits() const { return waits_.load(); }            // waits in the queue
@@ -50,6 +52,7 @@ class QueueLoop {
   int64_t late_handlers() const { return late_.load(); }     // Asio's work found after one
 
  private:
+  void Serve(CallQueue& queue);
   void Watch();
   size_t PollAsio();
   void Rearm();

@@ -100,7 +100,7 @@ struct FieldRule {
 };
 
 const std::vector<FieldRule>& RulesOf(const pb::Descriptor* d) {
-  // Per thread: the queue's thread checks every request; no lock for the few descriptors.
+  // Per thread: the polling thread checks every request; no lock for the few descriptors.
   thread_local std::unordered_map<const pb::Descriptor*, std::vector<FieldRule>> rules;
   auto it = rules.find(d);
   if (it != rules.end()) return it->second;

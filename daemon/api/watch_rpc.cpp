@@ -73,7 +73,7 @@ class WatchReactor : public WriteReactor<v1::Message> {
           });
       state_->live = true;
     } else {
-      std::lock_guard<std::mutex> lock(mu_);  // OnWriteDone reads it on the queue's thread
+      std::lock_guard<std::mutex> lock(mu_);  // OnWriteDone reads it on the polling thread
       backlog_pending_ = true;
     }
   }
@@ -125,7 +125,7 @@ class WatchReactor : public WriteReactor<v1::Message> {
 
   void OnCancel() override { End(grpc::Status::CANCELLED); }
 
-  // Loop thread or gRPC thread: end the stream once.
+  // Loop thread or polling thread: end the stream once.
   void End(const grpc::Status& s) {
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -23,7 +23,8 @@ class LoopKicker {
 // Installs the kicker of io's loop, which runs on the calling thread; nullptr removes it.
 void SetLoopKick(boost::asio::io_context& io, LoopKicker* kicker);
 
-// Off the loop's thread, when io's loop waits in gRPC's queue: wakes it. Otherwise nothing.
+// Off the loop's thread, while io's loop polls gRPC's queue (a kicker is installed): wakes it
+// (at most one wake outstanding). Otherwise nothing.
 void KickLoop(boost::asio::io_context& io);
 
 // boost::asio::post, for a handler posted to the loop from another thread.

@@ -12,10 +12,11 @@
 // threads were half of what preempted the loop) and the loop finished its turn later. A SCHED_BATCH
 // thread is not preempted for and does not preempt on wake-up: it runs on an idle core, or when the
 // thread running sleeps or uses up its slice. It keeps its fair share of CPU. The threads started
-// before the loop runs (gRPC's, the helpers') stay SCHED_BATCH; the loop, the API's
-// completion-queue thread (api/async_calls) and the launcher's spawning thread (exec/launcher) run
-// SCHED_OTHER, and so do the threads gRPC starts later from the queue thread (its executor's, on
-// demand). The queue thread reads every request: as SCHED_BATCH it could not take a core from a
+// before the loop runs (gRPC's, the helpers') stay SCHED_BATCH; the loop, which polls the API's
+// completion queue (api/queue_loop), its watcher, the queue's own thread where it has one
+// (api/async_calls) and the launcher's spawning thread (exec/launcher) run SCHED_OTHER, and so do
+// the threads gRPC starts later from them (its executor's, on demand). The queue thread, when
+// there was only that, read every request: as SCHED_BATCH it could not take a core from a
 // worker (nice 10, SCHED_OTHER) when both cores were busy, so a call waited for the worker's slice
 // to end before it was read. It is woken by each reply's completion too, and may take the loop's
 // core then; measured, the load section's wake and GetStatus p99 fell ~20% and the idle rows moved
@@ -33,8 +34,8 @@ void ProductionRuntime();
 // helper pool, the checkpointer, the log writer) inherit it. Does nothing unless the thread
 // runs SCHED_OTHER.
 void BeginBackgroundThreads();
-// Puts the calling thread (the loop, the API's queue thread, the launcher's) back to
-// SCHED_OTHER after BeginBackgroundThreads().
+// Puts the calling thread (the loop, its watcher, the API's queue thread, the launcher's) back
+// to SCHED_OTHER after BeginBackgroundThreads().
 void EndBackgroundThreads();
 // True when the calling thread runs SCHED_BATCH because of BeginBackgroundThreads(): what it
 // spawns is to be put back to SCHED_OTHER.

@@ -161,6 +161,12 @@ void DaemonFixture::Start(const std::vector<std::string>& extra_flags) {
     if (!overridden) env.push_back(kv);
   }
   for (const auto& e : extra_env_) env.push_back(e);
+  // The loop's waits in gRPC's queue have no cap (api/queue_loop.h): a wake the daemon fails to
+  // give its loop leaves it waiting, and the test that needed it fails, where the 1 s cap would
+  // only have slowed it.
+  bool capped = false;
+  for (const auto& e : extra_env_) capped |= e.rfind("CONCLAVE_LOOP_IDLE_CAP_MS=", 0) == 0;
+  if (!capped) env.push_back("CONCLAVE_LOOP_IDLE_CAP_MS=0");
   std::vector<char*> av, ev;
   for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
   av.push_back(nullptr);

@@ -46,6 +46,19 @@ TEST_CASE("config: child_nice is 10 unless set and must be a nice increment from
   }
 }
 
+TEST_CASE("config: api_queue_thread is false unless set and must be a boolean", "[config]") {
+  auto none = LoadConfigFromJson(R"({"state_dir":"/tmp/x"})", "c.json", Flags{});
+  REQUIRE(none.ok());
+  CHECK_FALSE(none->api_queue_thread);
+  auto on = LoadConfigFromJson(R"({"state_dir":"/tmp/x","api_queue_thread":true})", "c.json",
+                               Flags{});
+  REQUIRE(on.ok());
+  CHECK(on->api_queue_thread);
+  auto bad = LoadConfigFromJson(R"({"api_queue_thread":"yes"})", "c.json", Flags{});
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("'api_queue_thread'") != std::string::npos);
+}
+
 TEST_CASE("config: notify_command is an argv, read as given, and must name a program",
           "[config]") {
   auto none = LoadConfigFromJson(R"({"state_dir":"/tmp/x"})", "c.json", Flags{});
