@@ -3,8 +3,9 @@
 // loop that wakes them; the loop (which polls the API's completion queue and reads every
 // request: it must not wait behind a worker for a core), its watcher (api/queue_loop.h: it wakes
 // the loop for a timer or a worker's output), the queue's own thread where the config gives it
-// one, and the workers run SCHED_OTHER, the workers child_nice (default 10) nicer. Every thread blocks SIGCHLD, which the loop reads from a
-// signalfd (exec/child_registry), and no worker inherits a blocked signal.
+// one, and the workers run SCHED_OTHER, the workers child_nice (default 10) nicer. Every thread
+// blocks SIGCHLD, which the loop reads from a signalfd (exec/child_registry), and no worker
+// inherits a blocked signal.
 #include <sched.h>
 #include <signal.h>
 
