@@ -13,7 +13,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -155,7 +155,15 @@ class Watchdog {
 // fails the test that needed it instead of slowing it by a second).
 std::chrono::milliseconds LoopIdleCap() {
   const char* v = std::getenv("CONCLAVE_LOOP_IDLE_CAP_MS");
-  return std::chrono::milliseconds(v && *v ? std::max(0L, std::atol(v)) : 1000);
+  if (!v || !*v) return std::chrono::milliseconds(1000);
+  char* end = nullptr;
+  errno = 0;
+  const long ms = std::strtol(v, &end, 10);
+  if (errno != 0 || *end != '\0' || ms < 0) {
+    spdlog::warn("CONCLAVE_LOOP_IDLE_CAP_MS: '{}' is not a count of milliseconds; 1000 it is", v);
+    return std::chrono::milliseconds(1000);
+  }
+  return std::chrono::milliseconds(ms);
 }
 
 int Fail(const std::string& why, int code = 1) {

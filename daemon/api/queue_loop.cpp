@@ -50,19 +50,19 @@ int QueueLoop::FindReactorFd(boost::asio::io_context& io, std::string* why) {
   const auto lo = reinterpret_cast<uintptr_t>(&reactor);
   const uintptr_t hi = lo + sizeof(reactor);
   std::vector<int> found;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
-    std::error_code link_ec;
-    if (std::filesystem::read_symlink(e.path(), link_ec).string() != "anon_inode:[eventpoll]") {
-      continue;
+  try {
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+      std::error_code link_ec;
+      if (std::filesystem::read_symlink(e.path(), link_ec).string() != "anon_inode:[eventpoll]") {
+        continue;
+      }
+      const int fd = std::atoi(e.path().filename().c_str());
+      int inside = 0;
+      for (uintptr_t data : EntriesData(fd)) inside += data >= lo && data < hi;
+      if (inside >= 2) found.push_back(fd);
     }
-    const int fd = std::atoi(e.path().filename().c_str());
-    int inside = 0;
-    for (uintptr_t data : EntriesData(fd)) inside += data >= lo && data < hi;
-    if (inside >= 2) found.push_back(fd);
-  }
-  if (ec) {
-    *why = "cannot list /proc/self/fd: " + ec.message();
+  } catch (const std::filesystem::filesystem_error& e) {
+    *why = std::string("cannot list /proc/self/fd: ") + e.what();
     return -1;
   }
   if (found.size() == 1) return found[0];
@@ -112,6 +112,11 @@ void QueueLoop::Watch() {
   for (;;) {
     epoll_event e[2];
     int n = epoll_wait(outer_, e, 2, -1);
+    if (n < 0 && errno != EINTR) {
+      // Timers and workers' output then wake the loop only at its idle cap.
+      spdlog::critical("the loop's watcher stops: epoll_wait: {}", std::strerror(errno));
+      return;
+    }
     for (int i = 0; i < n; ++i) {
       if (e[i].data.fd == stop_) return;
       fired_.store(true);
@@ -125,7 +130,9 @@ void QueueLoop::Rearm() {
   epoll_event reactor{};
   reactor.events = EPOLLIN | EPOLLONESHOT;
   reactor.data.fd = reactor_fd_;
-  epoll_ctl(outer_, EPOLL_CTL_MOD, reactor_fd_, &reactor);
+  if (epoll_ctl(outer_, EPOLL_CTL_MOD, reactor_fd_, &reactor) != 0) {
+    spdlog::critical("the loop's watcher is not re-armed: {}", std::strerror(errno));
+  }
 }
 
 size_t QueueLoop::PollAsio() {

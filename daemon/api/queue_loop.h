@@ -13,6 +13,12 @@
 // re-armed after the loop's next turn of Asio). A wait also ends after idle_cap (0: never);
 // handlers found ready after such a wait are counted (late_handlers): a wake that never came.
 //
+// While the loop polls the queue, Boost 1.74's scheduler counts its reactor as interrupted
+// (task_interrupted_, set after every poll and cleared only by a thread that waits in it): a
+// plain post from another thread wakes nothing, so every such post must be a PostToLoop. The
+// same holds for Asio's own completions across io_contexts (a signal_set's shared pipe read by
+// another io_context): conclaved has one io_context with signals.
+//
 // Asio's reactor keeps its descriptor private; FindReactorFd finds it in /proc/self/fdinfo, as
 // the epoll descriptor one of whose entries points into the reactor. Without it the daemon
 // runs the queue on its own thread, as before.

@@ -1,34 +1,42 @@
 #include "common/loop_kick.h"
 
 #include <atomic>
-#include <mutex>
 #include <thread>
 
 namespace conclave {
 namespace {
 
-std::mutex g_mu;
-boost::asio::io_context* g_io = nullptr;  // under g_mu
-LoopKicker* g_kicker = nullptr;           // under g_mu
-// Read without the lock: a post from the loop's own thread, or with no kicker, takes none.
-std::atomic<bool> g_installed{false};
+// No lock on a kick: a helper preempted while holding one would hold up the watcher's kicks too.
+// A kick counts itself in flight before it reads the kicker; SetLoopKick(io, nullptr) clears the
+// kicker and then waits until no kick is in flight (both sequentially consistent, so a kick
+// either sees nullptr or is waited for).
+std::atomic<boost::asio::io_context*> g_io{nullptr};
+std::atomic<LoopKicker*> g_kicker{nullptr};
+std::atomic<int> g_in_flight{0};
 std::atomic<std::thread::id> g_loop_thread{};
 
 }  // namespace
 
 void SetLoopKick(boost::asio::io_context& io, LoopKicker* kicker) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  g_io = kicker ? &io : nullptr;
-  g_kicker = kicker;
-  g_loop_thread.store(kicker ? std::this_thread::get_id() : std::thread::id());
-  g_installed.store(kicker != nullptr);
+  if (kicker) {
+    g_loop_thread.store(std::this_thread::get_id());
+    g_io.store(&io);
+    g_kicker.store(kicker);
+    return;
+  }
+  g_kicker.store(nullptr);
+  while (g_in_flight.load() != 0) std::this_thread::yield();
+  g_io.store(nullptr);
+  g_loop_thread.store(std::thread::id());
 }
 
 void KickLoop(boost::asio::io_context& io) {
-  if (!g_installed.load()) return;
+  if (g_kicker.load() == nullptr) return;
   if (std::this_thread::get_id() == g_loop_thread.load()) return;  // it is awake: it posted
-  std::lock_guard<std::mutex> lock(g_mu);
-  if (g_kicker && g_io == &io) g_kicker->Kick();
+  g_in_flight.fetch_add(1);
+  LoopKicker* kicker = g_kicker.load();
+  if (kicker && g_io.load() == &io) kicker->Kick();
+  g_in_flight.fetch_sub(1);
 }
 
 }  // namespace conclave

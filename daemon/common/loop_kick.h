@@ -3,8 +3,8 @@
 // thread blocks in it; the loop that polls the queue never does, so a handler posted from
 // another thread (a helper's git result, a worker's exit from the launcher, a log write done)
 // would wait for whatever woke the loop next. PostToLoop posts, then kicks.
-// Thread-safety: every function may be called from any thread. SetLoopKick(io, nullptr) returns
-// once no kick runs, so the kicker may then go away.
+// Thread-safety: every function may be called from any thread, and none takes a lock.
+// SetLoopKick(io, nullptr) returns once no kick runs, so the kicker may then go away.
 #pragma once
 
 #include <boost/asio/io_context.hpp>

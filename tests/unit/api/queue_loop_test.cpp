@@ -84,9 +84,15 @@ struct Loop {
     INFO(loop.why());
     REQUIRE(loop.ok());
   }
-  // Off the loop's thread: returns once the loop has begun its n-th wait in the queue.
-  void AwaitWait(int64_t n) const {
-    while (loop.waits() < n) std::this_thread::yield();
+  // Off the loop's thread: true once the loop has begun its n-th wait in the queue; false if it
+  // has not within a minute (a loop that never waits: the case fails instead of hanging).
+  bool AwaitWait(int64_t n) const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+    while (loop.waits() < n) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::yield();
+    }
+    return true;
   }
   boost::asio::io_context io;
   std::string why;
@@ -94,16 +100,23 @@ struct Loop {
   QueueLoop loop;
 };
 
-// Runs the loop on this thread until `poke` (on another thread, once the loop waits) leads to a
-// handler that calls `finish`; what the handler saw is checked by the caller.
+// Runs the loop on this thread; once it waits in the queue, `poke` runs on another thread and
+// should lead to a handler that shuts the server down. What the handler saw is checked by the
+// caller.
 template <class Poke>
 void RunUntil(Loop& l, PolledServer& s, Poke poke) {
+  bool waited = true;
   std::thread poker([&] {
-    l.AwaitWait(1);
-    poke();
+    waited = l.AwaitWait(1);
+    if (waited) {
+      poke();
+    } else {
+      s.Shutdown();
+    }
   });
   l.loop.Run(*s.queue);
   poker.join();
+  REQUIRE(waited);
 }
 
 }  // namespace
@@ -159,14 +172,48 @@ TEST_CASE("timers one after another wake the loop waiting in the queue", "[queue
         timer.expires_after(std::chrono::milliseconds(100));
         timer.async_wait(fired);
       };
-  timer.expires_after(std::chrono::milliseconds(100));
-  timer.async_wait(fired);
-  l.loop.Run(*s.queue);
+  // The first is armed once the loop waits, from a post, so it too fires while the loop waits.
+  RunUntil(l, s, [&] {
+    PostToLoop(l.io, [&] {
+      timer.expires_after(std::chrono::milliseconds(100));
+      timer.async_wait(fired);
+    });
+  });
   stopper.join();
   REQUIRE(waits_then.size() == 3);
   CHECK(waits_then[0] >= 1);  // the loop waited in the queue before the first fired
   // Each was woken for, not found when the cap ended a wait.
   CHECK(capped_then == std::vector<int64_t>{0, 0, 0});
+}
+
+TEST_CASE("posts from many threads at once all run and none waits for the cap",
+          "[queue_loop]") {
+  // Kicks race each other, the wake's delivery and the loop's own turns: none may be lost.
+  Loop l;
+  PolledServer s;
+  constexpr int kThreads = 4, kEach = 2000;
+  int ran = 0;  // on the loop only
+  std::thread stopper;
+  int64_t capped_then = -1;
+  RunUntil(l, s, [&] {
+    std::vector<std::thread> posters;
+    for (int t = 0; t < kThreads; ++t) {
+      posters.emplace_back([&] {
+        for (int i = 0; i < kEach; ++i) {
+          PostToLoop(l.io, [&] {
+            if (++ran < kThreads * kEach) return;
+            capped_then = l.loop.capped_waits();
+            stopper = std::thread([&] { s.Shutdown(); });
+          });
+        }
+      });
+    }
+    for (auto& p : posters) p.join();
+  });
+  stopper.join();
+  CHECK(ran == kThreads * kEach);
+  CHECK(capped_then == 0);
+  CHECK(l.loop.late_handlers() == 0);
 }
 
 TEST_CASE("a descriptor turning readable wakes the loop waiting in the queue", "[queue_loop]") {
