@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
   if (argc == 3) {
     const std::string mode = argv[1];
     if (mode == "--serve-callback-ping") return bench::ServeCallbackPing(argv[2]);
+    if (mode == "--serve-spin-ping") return bench::ServeSpinPing(argv[2]);
     if (mode == "--serve-async-loop-health") return bench::ServeLoop(argv[2], true);
     if (mode == "--serve-one-loop") return bench::ServeLoop(argv[2], false, true);
   }

@@ -9,6 +9,7 @@
 //                                    API (conclaved's style until a93661fc), for `--only api`.
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/codegen/proto_utils.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -17,6 +18,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <thread>
 
 #include "bench_support.h"
@@ -181,6 +184,24 @@ int ServeBareAsync(const std::string& socket, const char* what, bool health,
 
 int ServePing(const std::string& socket) {
   return ServeBareAsync(socket, "ping", false, nullptr, [](BareCall* c) { c->Reply(); });
+}
+
+int ServeSpinPing(const std::string& socket) {
+  return ServeBareAsync(socket, "spinning ping", false, nullptr, [](BareCall* c) {
+    conclave::v1::SendRequest req;
+    grpc::ByteBuffer bytes(c->request());
+    double spin_us = 0;
+    if (grpc::GenericDeserialize<grpc::ProtoBufferReader, conclave::v1::SendRequest>(&bytes, &req)
+            .ok()) {
+      spin_us = std::atof(req.body().c_str());
+    }
+    timespec t0{}, t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    do {
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    } while ((t.tv_sec - t0.tv_sec) * 1e6 + (t.tv_nsec - t0.tv_nsec) / 1e3 < spin_us);
+    c->Reply();
+  });
 }
 
 int ServeCallbackPing(const std::string& socket) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -139,11 +140,39 @@ std::vector<double> WakeLatencies(v1::Conclave::Stub& stub, const std::string& h
   return out;
 }
 
+namespace {
+// The on-CPU µs of a process's threads between two samples (schedstat, in nanoseconds).
+double CpuSince(const std::map<pid_t, ThreadSample>& before, pid_t pid) {
+  double us = 0;
+  for (const auto& [name, part] : ThreadsSince(before, SampleThreads(pid))) us += part.cpu_us;
+  return us;
+}
+}  // namespace
+
 void RunUnary(Env& env) {
   constexpr int kN = 2000;
+  // A ping server that burns, before each reply, the on-CPU time a GetStatus costs the daemon
+  // beyond what a ping costs the ping server, as measured in the same stretch so far: a server
+  // as costly per call as the daemon with nothing else of it. Its round trip against the
+  // ping's is what that CPU alone adds; GetStatus against it, what the daemon adds besides.
+  // Stretches of their own, after every repetition of the other rows: the spinning slows the
+  // ping beside it (a ping p50 of 106 and 135 µs against 77 and 112 µs without it, in two
+  // alternated pairs of runs), and the /proc reads sit between the blocks.
+  const std::string spin_socket = env.root + "/spin-ping.sock";
+  Child spin_server({env.self, "--serve-spin-ping", spin_socket}, env.root + "/spin-ping.log");
+  const bool spin_ok = WaitUntilServing(spin_socket, std::chrono::seconds(30));
+  if (!spin_ok) {
+    std::fprintf(stderr, "bench: the spinning ping server did not start; its rows are left out\n");
+  }
   auto stub = Stub(env.daemon.socket(), 2);
   auto ping_stub = Stub(env.ping_socket, 1);
   auto loop_stub = Stub(env.loop_socket, 3);
+  auto spin_stub = Stub(spin_socket, 4);
+  auto add = [&](const char* name, const std::vector<double>& v, double pct, double bare) {
+    Row& r = env.table.Get(name, "µs", "ping");
+    r.conclave.push_back(Percentile(v, pct));
+    r.bare.push_back(bare);
+  };
   for (int rep = 0; rep < env.reps; ++rep) {
     std::fprintf(stderr, "bench: unary, rep %d\n", rep + 1);
     auto parts = Interleaved(kN, 100, {
@@ -156,11 +185,6 @@ void RunUnary(Env& env) {
     const auto& handles = parts[2];
     const auto& loop = parts[3];
     double p50 = Percentile(ping, 50), p99 = Percentile(ping, 99);
-    auto add = [&](const char* name, const std::vector<double>& v, double pct, double bare) {
-      Row& r = env.table.Get(name, "µs", "ping");
-      r.conclave.push_back(Percentile(v, pct));
-      r.bare.push_back(bare);
-    };
     add("GetStatus round trip p50", status, 50, p50);
     add("GetStatus round trip p99", status, 99, p99);
     add("ListHandles round trip p50", handles, 50, p50);
@@ -168,6 +192,52 @@ void RunUnary(Env& env) {
     add("bare loop server (no store): round trip p50", loop, 50, p50);
     add("bare loop server (no store): round trip p99", loop, 99, p99);
   }
+  for (int rep = 0; spin_ok && rep < env.reps; ++rep) {
+    std::fprintf(stderr, "bench: unary, rep %d: a ping server as costly\n", rep + 1);
+    double ping_cpu = 0, status_cpu = 0;
+    int ping_calls = 0, status_calls = 0;
+    auto timed_cpu = [](pid_t pid, double* cpu, int* calls, int k,
+                        const std::function<std::vector<double>()>& run) {
+      auto t0 = SampleThreads(pid);
+      auto v = run();
+      *cpu += CpuSince(t0, pid);
+      *calls += k;
+      return v;
+    };
+    auto costly = Interleaved(kN, 100, {
+        [&](int k) {
+          return timed_cpu(env.ping.pid(), &ping_cpu, &ping_calls, k,
+                           [&] { return PingLatencies(*ping_stub, k); });
+        },
+        [&](int k) {
+          return timed_cpu(env.daemon.pid(), &status_cpu, &status_calls, k, [&] {
+            return TimeUnary(k, *stub, &v1::Conclave::Stub::GetStatus);
+          });
+        },
+        [&](int k) {
+          // The first round runs it last, after both have been measured once.
+          v1::SendRequest req;
+          req.set_body(std::to_string(
+              std::max(0.0, status_cpu / status_calls - ping_cpu / ping_calls)));
+          return TimeCalls(k, [&] {
+            auto ctx = Ctx();
+            v1::SendReply resp;
+            return spin_stub->Send(ctx.get(), req, &resp).ok();
+          });
+        }});
+    Row& cpu = env.table.Get("daemon CPU per GetStatus", "µs", "ping server per ping");
+    cpu.conclave.push_back(status_cpu / status_calls);
+    cpu.bare.push_back(ping_cpu / ping_calls);
+    const double costly_ping = Percentile(costly[0], 50);
+    add("the same stretch: GetStatus round trip p50", costly[1], 50, costly_ping);
+    add("ping server as costly as GetStatus (it burns the difference): round trip p50",
+        costly[2], 50, costly_ping);
+    Row& same = env.table.Get("GetStatus round trip p50, against that server", "µs",
+                              "ping server as costly");
+    same.conclave.push_back(Percentile(costly[1], 50));
+    same.bare.push_back(Percentile(costly[2], 50));
+  }
+  spin_server.Stop();
 }
 
 LoadResult SendLoad(const std::string& socket, pid_t server, int threads, double seconds) {

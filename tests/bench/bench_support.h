@@ -149,6 +149,7 @@ class BareCall {
  public:
   BareCall();
   const std::string& method() const { return ctx_.method(); }
+  const grpc::ByteBuffer& request() const { return request_; }
   // Answers with an empty message (or `reply`) and ends the call; from any thread, once.
   void Reply();
   void Reply(grpc::ByteBuffer reply);
@@ -181,6 +182,9 @@ int ServePing(const std::string& socket);
 // The same on gRPC's callback API (the bench's baseline until conclaved moved to the async
 // API): `bench --serve-callback-ping S`, for the `api` section.
 int ServeCallbackPing(const std::string& socket);
+// The ping server, but each call first burns the on-CPU time its request asks for: a
+// SendRequest whose body is a number of µs (for the unary section's "as costly" rows).
+int ServeSpinPing(const std::string& socket);
 // The bare loop server (bench_loop_server.cpp): the ping server's calls posted into one asio
 // loop and finished from it; Wait parks, Send answers the parked. `bench --serve-loop S`;
 // `health`: gRPC's default health service beside it (`bench --serve-async-loop-health S`).
