@@ -430,11 +430,13 @@ TEST_CASE("a loopback TCP listener requires the bearer token", "[messaging]") {
   {
     std::vector<std::string> argv = {CONCLAVED_BIN, "--config", cfg, "--state-dir", d.dir() + "/tcp",
                                      "--profiles", d.profiles_dir()};
-    std::vector<char*> av;
+    std::vector<std::string> env = conclave::testing::DaemonEnv();
+    std::vector<char*> av, ev;
     for (auto& s : argv) av.push_back(s.data());
     av.push_back(nullptr);
-    extern char** environ;
-    REQUIRE(posix_spawn(&pid, CONCLAVED_BIN, nullptr, nullptr, av.data(), environ) == 0);
+    for (auto& e : env) ev.push_back(e.data());
+    ev.push_back(nullptr);
+    REQUIRE(posix_spawn(&pid, CONCLAVED_BIN, nullptr, nullptr, av.data(), ev.data()) == 0);
   }
   auto cli = [&](const std::vector<std::string>& env) {
     return conclave::testing::RunProgram({CONCLAVE_BIN, "--socket", addr, "status"}, "", env);

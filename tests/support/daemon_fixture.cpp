@@ -138,6 +138,24 @@ DaemonFixture::~DaemonFixture() {
   if (!std::getenv("CONCLAVE_KEEP_TEST_DIRS")) fs::remove_all(dir_, ec);
 }
 
+std::vector<std::string> DaemonEnv(const std::vector<std::string>& extra_env) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    if (kv.rfind("CONCLAVE_", 0) == 0 || kv.rfind("NOTIFY_SOCKET", 0) == 0) continue;
+    bool overridden = false;
+    for (const auto& x : extra_env) {
+      overridden |= kv.substr(0, kv.find('=') + 1) == x.substr(0, x.find('=') + 1);
+    }
+    if (!overridden) env.push_back(kv);
+  }
+  for (const auto& x : extra_env) env.push_back(x);
+  bool capped = false;
+  for (const auto& x : extra_env) capped |= x.rfind("CONCLAVE_LOOP_IDLE_CAP_MS=", 0) == 0;
+  if (!capped) env.push_back("CONCLAVE_LOOP_IDLE_CAP_MS=0");
+  return env;
+}
+
 void DaemonFixture::Start(const std::vector<std::string>& extra_flags) {
   std::vector<std::string> argv = launcher_;
   std::vector<std::string> daemon = {CONCLAVED_BIN, "--state-dir", state_dir(), "--listen",
@@ -152,21 +170,7 @@ void DaemonFixture::Start(const std::vector<std::string>& extra_flags) {
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, fd, 1);
   posix_spawn_file_actions_adddup2(&fa, fd, 2);
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    std::string kv = *e;
-    if (kv.rfind("CONCLAVE_", 0) == 0 || kv.rfind("NOTIFY_SOCKET", 0) == 0) continue;
-    bool overridden = false;
-    for (const auto& e : extra_env_) overridden |= kv.substr(0, kv.find('=') + 1) == e.substr(0, e.find('=') + 1);
-    if (!overridden) env.push_back(kv);
-  }
-  for (const auto& e : extra_env_) env.push_back(e);
-  // The loop's waits in gRPC's queue have no cap (api/queue_loop.h): a wake the daemon fails to
-  // give its loop leaves it waiting, and the test that needed it fails, where the 1 s cap would
-  // only have slowed it.
-  bool capped = false;
-  for (const auto& e : extra_env_) capped |= e.rfind("CONCLAVE_LOOP_IDLE_CAP_MS=", 0) == 0;
-  if (!capped) env.push_back("CONCLAVE_LOOP_IDLE_CAP_MS=0");
+  const std::vector<std::string> env = DaemonEnv(extra_env_);
   std::vector<char*> av, ev;
   for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
   av.push_back(nullptr);

@@ -31,6 +31,13 @@ std::vector<std::string> FilesContaining(const std::string& dir, const std::stri
 // Polls cond every 10 ms until true or timeout; returns the last value.
 bool WaitFor(const std::function<bool()>& cond, std::chrono::milliseconds timeout);
 
+// The environment a test's conclaved runs with: this process's, without CONCLAVE_* and
+// NOTIFY_SOCKET, with extra_env (which wins), and CONCLAVE_LOOP_IDLE_CAP_MS=0 unless extra_env
+// sets it: the loop's waits in gRPC's queue have no cap (api/queue_loop.h), so a wake the
+// daemon fails to give its loop leaves it waiting and the test that needed it fails, where the
+// 1 s cap would only have slowed it.
+std::vector<std::string> DaemonEnv(const std::vector<std::string>& extra_env = {});
+
 class DaemonFixture {
  public:
   DaemonFixture();
