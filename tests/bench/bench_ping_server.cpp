@@ -6,7 +6,10 @@
 //                                    completion-queue thread that answers each call itself
 //                                    (conclaved's API style since a93661fc, without its loop);
 //   `bench --serve-callback-ping S`  the ping server of the bench until then: gRPC's callback
-//                                    API (conclaved's style until a93661fc), for `--only api`.
+//                                    API (conclaved's style until a93661fc), for `--only api`;
+//   `bench --serve-spin-ping S`      the first, but each call burns on-CPU time first: its request
+//                                    parsed as a SendRequest whose body is the µs (the unary
+//                                    section's ping server as costly as GetStatus).
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/impl/codegen/proto_utils.h>

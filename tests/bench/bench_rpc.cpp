@@ -141,7 +141,7 @@ std::vector<double> WakeLatencies(v1::Conclave::Stub& stub, const std::string& h
 }
 
 namespace {
-// The on-CPU µs of a process's threads between two samples (schedstat, in nanoseconds).
+// The on-CPU time of a process's threads between two samples, in µs (from schedstat's ns).
 double CpuSince(const std::map<pid_t, ThreadSample>& before, pid_t pid) {
   double us = 0;
   for (const auto& [name, part] : ThreadsSince(before, SampleThreads(pid))) us += part.cpu_us;
@@ -151,23 +151,9 @@ double CpuSince(const std::map<pid_t, ThreadSample>& before, pid_t pid) {
 
 void RunUnary(Env& env) {
   constexpr int kN = 2000;
-  // A ping server that burns, before each reply, the on-CPU time a GetStatus costs the daemon
-  // beyond what a ping costs the ping server, as measured in the same stretch so far: a server
-  // as costly per call as the daemon with nothing else of it. Its round trip against the
-  // ping's is what that CPU alone adds; GetStatus against it, what the daemon adds besides.
-  // Stretches of their own, after every repetition of the other rows: the spinning slows the
-  // ping beside it (a ping p50 of 106 and 135 µs against 77 and 112 µs without it, in two
-  // alternated pairs of runs), and the /proc reads sit between the blocks.
-  const std::string spin_socket = env.root + "/spin-ping.sock";
-  Child spin_server({env.self, "--serve-spin-ping", spin_socket}, env.root + "/spin-ping.log");
-  const bool spin_ok = WaitUntilServing(spin_socket, std::chrono::seconds(30));
-  if (!spin_ok) {
-    std::fprintf(stderr, "bench: the spinning ping server did not start; its rows are left out\n");
-  }
   auto stub = Stub(env.daemon.socket(), 2);
   auto ping_stub = Stub(env.ping_socket, 1);
   auto loop_stub = Stub(env.loop_socket, 3);
-  auto spin_stub = Stub(spin_socket, 4);
   auto add = [&](const char* name, const std::vector<double>& v, double pct, double bare) {
     Row& r = env.table.Get(name, "µs", "ping");
     r.conclave.push_back(Percentile(v, pct));
@@ -192,6 +178,23 @@ void RunUnary(Env& env) {
     add("bare loop server (no store): round trip p50", loop, 50, p50);
     add("bare loop server (no store): round trip p99", loop, 99, p99);
   }
+  // A ping server that burns, before each reply, the on-CPU time a GetStatus costs the daemon
+  // beyond what a ping costs the ping server, as measured in the same stretch so far: a server
+  // as costly per call as the daemon with nothing else of it. Its round trip against the
+  // ping's is what that CPU adds when spent before the reply; GetStatus against it, what the
+  // daemon adds besides. It overstates the first and understates the second, as far as the
+  // daemon's CPU is spent off the call's path (after its reply, or on work of its own).
+  // Stretches of their own, after every repetition of the rows above, which run with no such
+  // server started: its spinning slows the ping beside it (a ping p50 of 106 and 135 µs against
+  // 77 and 112 µs without it, in two alternated pairs of runs), and /proc is read between the
+  // blocks.
+  const std::string spin_socket = env.root + "/spin-ping.sock";
+  Child spin_server({env.self, "--serve-spin-ping", spin_socket}, env.root + "/spin-ping.log");
+  const bool spin_ok = WaitUntilServing(spin_socket, std::chrono::seconds(30));
+  if (!spin_ok) {
+    std::fprintf(stderr, "bench: the spinning ping server did not start; its rows are left out\n");
+  }
+  auto spin_stub = Stub(spin_socket, 4);
   for (int rep = 0; spin_ok && rep < env.reps; ++rep) {
     std::fprintf(stderr, "bench: unary, rep %d: a ping server as costly\n", rep + 1);
     double ping_cpu = 0, status_cpu = 0;
@@ -229,10 +232,10 @@ void RunUnary(Env& env) {
     cpu.conclave.push_back(status_cpu / status_calls);
     cpu.bare.push_back(ping_cpu / ping_calls);
     const double costly_ping = Percentile(costly[0], 50);
-    add("the same stretch: GetStatus round trip p50", costly[1], 50, costly_ping);
+    add("GetStatus round trip p50, beside a ping server as costly", costly[1], 50, costly_ping);
     add("ping server as costly as GetStatus (it burns the difference): round trip p50",
         costly[2], 50, costly_ping);
-    Row& same = env.table.Get("GetStatus round trip p50, against that server", "µs",
+    Row& same = env.table.Get("GetStatus round trip p50 against the ping server as costly", "µs",
                               "ping server as costly");
     same.conclave.push_back(Percentile(costly[1], 50));
     same.bare.push_back(Percentile(costly[2], 50));

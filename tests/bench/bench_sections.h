@@ -28,7 +28,9 @@ struct Env {
   Table table;
 };
 
-// Rows: unary ping vs GetStatus vs ListHandles vs a round trip through the bare loop server.
+// Rows: unary ping vs GetStatus vs ListHandles vs a round trip through the bare loop server;
+// then, in stretches of their own, the daemon's CPU per GetStatus against the ping server's per
+// ping, and GetStatus against a ping server that burns the difference before each reply.
 void RunUnary(Env& env);
 // Rows (section `api`, only when named): round trip p50 and server CPU per call of a callback
 // ping server and of bare loop servers, against the ping server.
