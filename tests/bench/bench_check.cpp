@@ -10,6 +10,9 @@
 //     SCHED_OTHER;
 //   - the callback ping does run nexting threads (so the check can tell the two apart);
 //   - the ping answers a call with an empty message;
+//   - the spinning ping (the unary section's server as costly as GetStatus) is of the ping's
+//     style and burns the CPU a call asks for: 20 calls asking 2 ms each cost it at least 40 ms
+//     of CPU, and 20 asking none less than a quarter of that;
 //   - the loop server parks a Wait: counts it in GetStatus, leaves it unanswered for 300 ms
 //     after, and answers it with OK once a Send comes;
 //   - the loop server with the daemon's store (its database made by a conclaved started and
@@ -268,6 +271,29 @@ bool CheckDispatchArgument(const std::string& daemon_bin, const std::string& roo
   return ok;
 }
 
+// The spinning ping burns what each call asks for (bench_rpc.cpp's RunUnary): a server that
+// burnt nothing would make every daemon look as costly as it.
+bool CheckSpin(const std::string& socket, pid_t pid) {
+  auto stub = Stub(socket, 6);
+  auto burn = [&](const char* us) {
+    v1::SendRequest req;
+    req.set_body(us);
+    const auto t0 = SampleThreads(pid);
+    int answered = 0;
+    for (int i = 0; i < 20; ++i) {
+      auto ctx = Ctx(std::chrono::seconds(10));
+      v1::SendReply resp;
+      if (stub->Send(ctx.get(), req, &resp).ok()) ++answered;
+    }
+    return answered == 20 ? CpuSince(t0, pid) : -1.0;
+  };
+  const double spun = burn("2000"), idle = burn("0");
+  return Report(spun >= 40000 && idle >= 0 && idle < spun / 4,
+                "spinning ping: 20 calls asking 2 ms of CPU each cost it " +
+                    std::to_string(static_cast<int>(spun)) + " µs, 20 asking none " +
+                    std::to_string(static_cast<int>(idle)) + " µs");
+}
+
 }  // namespace
 
 int CheckBaselines(const std::string& self, const std::string& daemon_bin) {
@@ -280,7 +306,8 @@ int CheckBaselines(const std::string& self, const std::string& daemon_bin) {
   } servers[] = {{"ping", "--serve-ping", root + "/ping.sock", {}},
                  {"loop server", "--serve-loop", root + "/loop.sock", {}},
                  {"callback ping", "--serve-callback-ping", root + "/cb.sock", {}},
-                 {"one-thread loop server", "--serve-one-loop", root + "/one.sock", {}}};
+                 {"one-thread loop server", "--serve-one-loop", root + "/one.sock", {}},
+                 {"spinning ping", "--serve-spin-ping", root + "/spin.sock", {}}};
   bool ok = true;
   for (auto& s : servers) {
     s.child = Child({self, s.mode, s.socket}, s.socket + ".log");
@@ -305,6 +332,8 @@ int CheckBaselines(const std::string& self, const std::string& daemon_bin) {
     ok &= CheckAsyncStyle("one-thread loop server", servers[3].child.pid(), true, true);
     auto one = Stub(servers[3].socket, 5);
     ok &= CheckParkAndWake(*one, "one-thread loop server");
+    ok &= CheckAsyncStyle("spinning ping", servers[4].child.pid(), false);
+    ok &= CheckSpin(servers[4].socket, servers[4].child.pid());
   }
   for (auto& s : servers) s.child.Stop();
   if (ok) {

@@ -140,15 +140,6 @@ std::vector<double> WakeLatencies(v1::Conclave::Stub& stub, const std::string& h
   return out;
 }
 
-namespace {
-// The on-CPU time of a process's threads between two samples, in µs (from schedstat's ns).
-double CpuSince(const std::map<pid_t, ThreadSample>& before, pid_t pid) {
-  double us = 0;
-  for (const auto& [name, part] : ThreadsSince(before, SampleThreads(pid))) us += part.cpu_us;
-  return us;
-}
-}  // namespace
-
 void RunUnary(Env& env) {
   constexpr int kN = 2000;
   auto stub = Stub(env.daemon.socket(), 2);

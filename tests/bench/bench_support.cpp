@@ -110,6 +110,12 @@ std::map<std::string, ThreadSample> ThreadsSince(const std::map<pid_t, ThreadSam
   return by_name;
 }
 
+double CpuSince(const std::map<pid_t, ThreadSample>& before, pid_t pid) {
+  double us = 0;
+  for (const auto& [name, part] : ThreadsSince(before, SampleThreads(pid))) us += part.cpu_us;
+  return us;
+}
+
 double ThreadSleeps() {
   rusage u{};
   getrusage(RUSAGE_THREAD, &u);

@@ -55,6 +55,9 @@ std::map<pid_t, ThreadSample> SampleThreads(pid_t pid);
 // ProcessCpuMicros only), and a thread that took over another's name is never taken for it.
 std::map<std::string, ThreadSample> ThreadsSince(const std::map<pid_t, ThreadSample>& before,
                                                  const std::map<pid_t, ThreadSample>& after);
+// The on-CPU time of pid's live threads since `before` (SampleThreads(pid)), in µs (from
+// schedstat's ns), matched by thread id as ThreadsSince.
+double CpuSince(const std::map<pid_t, ThreadSample>& before, pid_t pid);
 // The calling thread's voluntary context switches so far (getrusage, RUSAGE_THREAD).
 double ThreadSleeps();
 // The names the dispatch rows split a dispatch's CPU by (`bench --check-baselines` finds them).
