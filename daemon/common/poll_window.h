@@ -1,0 +1,46 @@
+// PollWindow: whether a loop that found nothing to do polls for work a while (max) before it
+// sleeps, learnt from how its idle spells went.
+//
+// Sleeping costs a wake-up: the thread that brings work pays for waking the sleeper and the
+// sleeper for being woken, and on a VM whose idle vCPUs halt at once (this project's 2-core
+// test machines: haltpoll with guest_halt_poll_ns=0) that is a halt and an interrupt on each
+// side. A client that waits for each reply before sending its next request idles the daemon
+// only for the few tens of µs of its side of the round trip; polling through them keeps both
+// awake. Polling through longer spells only burns CPU, so the loop polls while it pays, by
+// credit (from -4 to 4; it polls while the credit is above 0):
+//   - a poll that work ended earns 1;
+//   - a poll that work did not end costs 4;
+//   - a spell slept through at once earns 1 if it was short enough for a poll to have had a
+//     chance: at most reach (4 × max), as the loop saw it, its own wake-up included (a 30 µs
+//     gap read as 80-170 µs on those machines);
+//   - a spell longer than reach leaves no credit above 0.
+// So an idle daemon never polls; work that keeps coming within max is polled for; work that
+// comes a little later than max is polled for once in five spells; and each burst of calls
+// after a long idle spell costs at most one wasted poll. max 0 never polls.
+// Thread-safety: none (the loop's thread).
+#pragma once
+
+#include <chrono>
+
+namespace conclave {
+
+class PollWindow {
+ public:
+  using Nanos = std::chrono::nanoseconds;
+  explicit PollWindow(Nanos max) : max_(max < Nanos(0) ? Nanos(0) : max) {}
+  // How long to poll before sleeping now (0: sleep at once).
+  Nanos window() const { return credit_ > 0 ? max_ : Nanos(0); }
+  Nanos max() const { return max_; }
+  Nanos reach() const { return max_ * 4; }
+  // An idle spell, begun with window(), ended after `idle` (polling and sleeping); `caught`:
+  // while polling.
+  void Idled(Nanos idle, bool caught);
+
+ private:
+  static constexpr int kMaxCredit = 4;
+  static constexpr int kMissCost = 4;
+  const Nanos max_;
+  int credit_ = 0;
+};
+
+}  // namespace conclave

@@ -1,0 +1,93 @@
+// Unit tests: when the loop polls before it sleeps (common/poll_window.h). Each case drives the
+// window with idle spells as the loop would see them and checks when it polls.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+
+#include "common/poll_window.h"
+
+namespace conclave {
+namespace {
+
+using std::chrono::microseconds;
+
+constexpr microseconds kMax{50};  // reach: 200 µs
+
+// Spells slept through at once, each `idle` long.
+void Slept(PollWindow& w, microseconds idle, int n = 1) {
+  for (int i = 0; i < n; ++i) {
+    REQUIRE(w.window().count() == 0);
+    w.Idled(idle, false);
+  }
+}
+
+TEST_CASE("a loop that was never idle sleeps at once and so does one with max 0", "[poll_window]") {
+  PollWindow w(kMax);
+  CHECK(w.window().count() == 0);
+  CHECK(w.reach() == microseconds(200));
+  PollWindow never(microseconds(0));
+  for (int i = 0; i < 20; ++i) never.Idled(microseconds(10), false);
+  CHECK(never.window().count() == 0);
+  PollWindow negative(microseconds(-5));
+  CHECK(negative.max().count() == 0);
+}
+
+TEST_CASE("one short spell slept through makes the next one polled for max", "[poll_window]") {
+  PollWindow w(kMax);
+  Slept(w, microseconds(150));
+  CHECK(w.window() == kMax);
+}
+
+TEST_CASE("spells longer than reach never start polling", "[poll_window]") {
+  PollWindow w(kMax);
+  Slept(w, microseconds(201), 50);
+  CHECK(w.window().count() == 0);
+}
+
+TEST_CASE("polls that work ends keep the loop polling and one long spell stops it",
+          "[poll_window]") {
+  PollWindow w(kMax);
+  Slept(w, microseconds(100));
+  for (int i = 0; i < 100; ++i) {
+    REQUIRE(w.window() == kMax);
+    w.Idled(microseconds(30), true);
+  }
+  // A poll that nothing ended, then a long sleep: the credit is gone at once.
+  w.Idled(microseconds(5000), false);
+  CHECK(w.window().count() == 0);
+  Slept(w, microseconds(5000), 3);
+}
+
+TEST_CASE("a long spell leaves no credit even after many polls that work ended", "[poll_window]") {
+  PollWindow w(kMax);
+  Slept(w, microseconds(100));
+  for (int i = 0; i < 10; ++i) w.Idled(microseconds(30), true);
+  w.Idled(microseconds(201), false);
+  CHECK(w.window().count() == 0);
+}
+
+TEST_CASE("one miss among catches costs the credit of four catches", "[poll_window]") {
+  PollWindow w(kMax);
+  Slept(w, microseconds(100));
+  for (int i = 0; i < 3; ++i) w.Idled(microseconds(30), true);  // credit 4 (the cap)
+  w.Idled(microseconds(120), false);                              // missed: 0
+  CHECK(w.window().count() == 0);
+  Slept(w, microseconds(120));  // short: 1 again
+  CHECK(w.window() == kMax);
+}
+
+TEST_CASE("work that comes just later than max is polled for once in five spells",
+          "[poll_window]") {
+  // Each spell 120 µs as the loop sees it: within reach, but a poll of max never catches it.
+  PollWindow w(kMax);
+  int polled = 0;
+  for (int i = 0; i < 100; ++i) {
+    const bool polls = w.window().count() > 0;
+    polled += polls;
+    w.Idled(microseconds(120), false);
+  }
+  CHECK(polled == 20);
+}
+
+}  // namespace
+}  // namespace conclave
