@@ -202,7 +202,10 @@ int main(int argc, char** argv) {
   std::optional<api::QueueLoop> queue_loop;
   if (!c.api_queue_thread) {
     const int reactor_fd = api::QueueLoop::FindReactorFd(io, &no_queue_loop);
-    if (reactor_fd >= 0) queue_loop.emplace(io, reactor_fd, LoopIdleCap());
+    if (reactor_fd >= 0) {
+      queue_loop.emplace(io, reactor_fd, LoopIdleCap(),
+                         std::chrono::microseconds(c.loop_poll_us));
+    }
     if (queue_loop && !queue_loop->ok()) {
       no_queue_loop = queue_loop->why();
       queue_loop.reset();
@@ -283,8 +286,9 @@ int main(int argc, char** argv) {
   if (queue_loop) {
     queue_loop->Run(server.value()->queue());
     spdlog::info("the loop waited {} times in gRPC's queue; {} ended by its idle cap ({} handlers "
-                 "were waiting after them)",
-                 queue_loop->waits(), queue_loop->capped_waits(), queue_loop->late_handlers());
+                 "were waiting after them); it polled before {} waits, and work came in {} of them",
+                 queue_loop->waits(), queue_loop->capped_waits(), queue_loop->late_handlers(),
+                 queue_loop->polls(), queue_loop->caught());
   } else {
     api::RunAsio(io);
   }

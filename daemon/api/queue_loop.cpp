@@ -1,5 +1,6 @@
 #include "api/queue_loop.h"
 
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -77,8 +78,8 @@ int QueueLoop::FindReactorFd(boost::asio::io_context& io, std::string* why) {
 }
 
 QueueLoop::QueueLoop(boost::asio::io_context& io, int reactor_fd,
-                     std::chrono::milliseconds idle_cap)
-    : io_(io), reactor_fd_(reactor_fd), idle_cap_(idle_cap) {
+                     std::chrono::milliseconds idle_cap, std::chrono::microseconds poll_max)
+    : io_(io), reactor_fd_(reactor_fd), idle_cap_(idle_cap), poll_(poll_max) {
   outer_ = epoll_create1(EPOLL_CLOEXEC);
   stop_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   epoll_event reactor{};
@@ -186,20 +187,39 @@ void QueueLoop::Serve(CallQueue& queue) {
     capped = false;
     Rearm();
     if (ran > 0) continue;
-    waits_.fetch_add(1);
-    const gpr_timespec until =
-        idle_cap_.count() == 0
-            ? gpr_inf_future(GPR_CLOCK_MONOTONIC)
-            : gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
-                           gpr_time_from_millis(idle_cap_.count(), GPR_TIMESPAN));
-    const Polled got = queue.Poll(until);
-    if (got == Polled::kShutdown) return;
-    if (got == Polled::kTimeout) {
-      capped_.fetch_add(1);
-      capped = true;
+    const auto idle_from = std::chrono::steady_clock::now();
+    Polled got = PollFor(queue, now, idle_from + poll_.window());
+    const bool caught = got != Polled::kTimeout;
+    if (!caught) {
+      waits_.fetch_add(1);
+      const gpr_timespec until =
+          idle_cap_.count() == 0
+              ? gpr_inf_future(GPR_CLOCK_MONOTONIC)
+              : gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                             gpr_time_from_millis(idle_cap_.count(), GPR_TIMESPAN));
+      got = queue.Poll(until);
+      if (got == Polled::kTimeout) {
+        capped_.fetch_add(1);
+        capped = true;
+      }
     }
+    poll_.Idled(std::chrono::steady_clock::now() - idle_from, caught);
+    if (got == Polled::kShutdown) return;
     asio_due = got != Polled::kCall;
   }
+}
+
+CallQueue::Polled QueueLoop::PollFor(CallQueue& queue, gpr_timespec now,
+                                     std::chrono::steady_clock::time_point until) {
+  if (poll_.window().count() == 0) return CallQueue::Polled::kTimeout;
+  polls_.fetch_add(1);
+  CallQueue::Polled got;
+  do {
+    sched_yield();  // a thread ready on this CPU (a client, a worker) runs first
+    got = queue.Poll(now);
+  } while (got == CallQueue::Polled::kTimeout && std::chrono::steady_clock::now() < until);
+  if (got != CallQueue::Polled::kTimeout) caught_.fetch_add(1);
+  return got;
 }
 
 void RunAsio(boost::asio::io_context& io) {

@@ -7,8 +7,10 @@
 // The loop polls the queue without waiting and, after two empty polls in a row (gRPC's poller
 // hands over one ready connection a poll), 32 calls or a wake, runs Asio's ready handlers (at
 // most 64: a worker printing fast keeps a read ready). When those were none it waits in the
-// queue. What Asio has for it then wakes it through the queue (CallQueue::Kick): a post from
-// another thread through PostToLoop (common/loop_kick.h); a timer, a descriptor or a signal
+// queue, after polling it for the poll window (common/poll_window.h: up to poll_max, learnt from
+// how long the loop went on to be idle; 0 never), giving way to any thread ready on its CPU
+// between polls. What Asio has for it then wakes it through the queue (CallQueue::Kick): a post
+// from another thread through PostToLoop (common/loop_kick.h); a timer, a descriptor or a signal
 // through the watcher thread, which waits on Asio's reactor's epoll descriptor (EPOLLONESHOT,
 // re-armed after the loop's next turn of Asio). A wait also ends after idle_cap (0: never);
 // handlers found ready after such a wait are counted (late_handlers): a wake that never came.
@@ -34,6 +36,7 @@
 #include <thread>
 
 #include "api/async_calls.h"
+#include "common/poll_window.h"
 
 namespace conclave::api {
 
@@ -42,7 +45,8 @@ class QueueLoop {
   // Asio's reactor's epoll descriptor for io (creating the reactor); -1 and why when not found.
   static int FindReactorFd(boost::asio::io_context& io, std::string* why);
   // Starts the watcher ("loop-watch"); ok() false (with why) when it could not.
-  QueueLoop(boost::asio::io_context& io, int reactor_fd, std::chrono::milliseconds idle_cap);
+  QueueLoop(boost::asio::io_context& io, int reactor_fd, std::chrono::milliseconds idle_cap,
+            std::chrono::microseconds poll_max = std::chrono::microseconds(0));
   ~QueueLoop();
   QueueLoop(const QueueLoop&) = delete;
   QueueLoop& operator=(const QueueLoop&) = delete;
@@ -56,19 +60,26 @@ class QueueLoop {
   int64_t waits() const { return waits_.load(); }            // waits in the queue
   int64_t capped_waits() const { return capped_.load(); }    // of them, ended by idle_cap
   int64_t late_handlers() const { return late_.load(); }     // Asio's work found after one
+  int64_t polls() const { return polls_.load(); }    // idle spells begun by polling the queue
+  int64_t caught() const { return caught_.load(); }  // of them, ended by work while polling
 
  private:
   void Serve(CallQueue& queue);
   void Watch();
   size_t PollAsio();
+  // Polls the queue until a completion or `until` (none when the window is 0): kTimeout if
+  // nothing came.
+  CallQueue::Polled PollFor(CallQueue& queue, gpr_timespec now,
+                            std::chrono::steady_clock::time_point until);
   void Rearm();
   boost::asio::io_context& io_;
   const int reactor_fd_;
   const std::chrono::milliseconds idle_cap_;
+  PollWindow poll_;
   int outer_ = -1;    // the watcher's epoll: the reactor's descriptor and stop_
   int stop_ = -1;     // eventfd: the watcher ends
   std::atomic<bool> fired_{false};  // the watcher saw the reactor ready; Rearm re-arms it
-  std::atomic<int64_t> waits_{0}, capped_{0}, late_{0};
+  std::atomic<int64_t> waits_{0}, capped_{0}, late_{0}, polls_{0}, caught_{0};
   std::string why_;
   std::thread watcher_;
 };

@@ -70,6 +70,7 @@ Status ApplyText(std::string_view text, const std::string& file, Config& c) {
                    Read(j, "profiles", c.profiles_dir, file),
                    Read(j, "synchronous_full", c.synchronous_full, file),
                    Read(j, "api_queue_thread", c.api_queue_thread, file),
+                   Read(j, "loop_poll_us", c.loop_poll_us, file),
                    Read(j, "heartbeat_interval_s", c.heartbeat_interval_s, file),
                    Read(j, "kill_grace_ms", c.kill_grace_ms, file),
                    Read(j, "notify_command", c.notify_command, file),
@@ -260,6 +261,9 @@ StatusOr<Config> Finish(Config c, const Flags& flags) {
   if (c.spawn_timeout_ms < 100) {
     // Below that a healthy spawn on a busy machine could be taken for a stuck one.
     return InvalidArgument("config: spawn_timeout_ms must be at least 100");
+  }
+  if (c.loop_poll_us < 0 || c.loop_poll_us > 1000) {
+    return InvalidArgument("config: loop_poll_us must be between 0 (never poll) and 1000");
   }
   if (c.child_nice < 0 || c.child_nice > 19) {
     return InvalidArgument("config: child_nice must be between 0 (as the daemon) and 19");

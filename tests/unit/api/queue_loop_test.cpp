@@ -11,6 +11,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <catch2/catch.hpp>
 #include <grpcpp/grpcpp.h>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -78,7 +79,9 @@ class RequestedCheck final : public QueuedCall {
 };
 
 struct Loop {
-  Loop() : fd(QueueLoop::FindReactorFd(io, &why)), loop(io, fd, kCap) {
+  // poll: the loop's poll_max (0: it sleeps at once whenever it is idle).
+  explicit Loop(std::chrono::microseconds poll = std::chrono::microseconds(0))
+      : fd(QueueLoop::FindReactorFd(io, &why)), loop(io, fd, kCap, poll) {
     INFO(why);
     REQUIRE(fd >= 0);
     INFO(loop.why());
@@ -149,6 +152,43 @@ TEST_CASE("a post from another thread wakes the loop waiting in the queue", "[qu
   stopper.join();
   CHECK(ran_on == std::this_thread::get_id());
   CHECK(capped_then == 0);
+  CHECK(l.loop.late_handlers() == 0);
+}
+
+TEST_CASE("a loop that polls before it sleeps runs what comes while it polls and sleeps after",
+          "[queue_loop]") {
+  // Posts from another thread, each once the loop has begun an idle spell: a spell the loop
+  // slept through at once, ended soon by the post, makes it poll before the next, and a post
+  // made while it polls is run from that poll. Once the posts stop it must sleep in the queue
+  // again (its poll of up to 1 ms finds nothing), and no post may wait for the cap.
+  Loop l(std::chrono::microseconds(1000));
+  PolledServer s;
+  std::atomic<int> ran{0};
+  std::atomic<int64_t> waits_at_run{0};  // the loop's waits when it ran the latest post
+  int posts = 0;
+  int64_t waits_after = -1;
+  RunUntil(l, s, [&] {
+    while (l.loop.caught() == 0 && posts < 10000) {
+      const int64_t polls = l.loop.polls(), waits = l.loop.waits();
+      PostToLoop(l.io, [&] {
+        waits_at_run = l.loop.waits();
+        ++ran;
+      });
+      ++posts;
+      // Until the loop, having run it, begins its next spell (a poll, or a wait).
+      while (ran < posts || (l.loop.polls() == polls && l.loop.waits() == waits)) {
+        std::this_thread::yield();
+      }
+    }
+    while (l.loop.waits() == waits_at_run) std::this_thread::yield();  // it sleeps again
+    waits_after = l.loop.waits();
+    s.Shutdown();
+  });
+  CHECK(l.loop.caught() >= 1);
+  CHECK(l.loop.polls() >= l.loop.caught());
+  CHECK(ran == posts);
+  CHECK(waits_after > 1);
+  CHECK(l.loop.capped_waits() == 0);
   CHECK(l.loop.late_handlers() == 0);
 }
 

@@ -46,6 +46,24 @@ TEST_CASE("config: child_nice is 10 unless set and must be a nice increment from
   }
 }
 
+TEST_CASE("config: loop_poll_us is 100 unless set and must be from 0 to 1000 µs", "[config]") {
+  auto none = LoadConfigFromJson(R"({"state_dir":"/tmp/x"})", "c.json", Flags{});
+  REQUIRE(none.ok());
+  CHECK(none->loop_poll_us == 100);
+  for (int n : {0, 1000}) {
+    auto ok = LoadConfigFromJson(
+        R"({"state_dir":"/tmp/x","loop_poll_us":)" + std::to_string(n) + "}", "c.json", Flags{});
+    REQUIRE(ok.ok());
+    CHECK(ok->loop_poll_us == n);
+  }
+  for (const char* bad : {R"({"loop_poll_us":1001})", R"({"loop_poll_us":-1})",
+                          R"({"loop_poll_us":"50"})"}) {
+    auto c = LoadConfigFromJson(bad, "c.json", Flags{});
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.status().message().find("loop_poll_us") != std::string::npos);
+  }
+}
+
 TEST_CASE("config: api_queue_thread is false unless set and must be a boolean", "[config]") {
   auto none = LoadConfigFromJson(R"({"state_dir":"/tmp/x"})", "c.json", Flags{});
   REQUIRE(none.ok());
