@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
     const std::string mode = argv[1];
     if (mode == "--serve-callback-ping") return bench::ServeCallbackPing(argv[2]);
     if (mode == "--serve-spin-ping") return bench::ServeSpinPing(argv[2]);
+    if (mode == "--serve-polling-ping") return bench::ServePollingPing(argv[2]);
     if (mode == "--serve-async-loop-health") return bench::ServeLoop(argv[2], true);
     if (mode == "--serve-one-loop") return bench::ServeLoop(argv[2], false, true);
   }

@@ -13,6 +13,8 @@
 //   - the spinning ping (the unary section's server as costly as GetStatus) is of the ping's
 //     style and burns the CPU a call asks for: 20 calls asking 2 ms each cost it at least 40 ms
 //     of CPU, and 20 asking none less than a quarter of that;
+//   - the polling ping (the unary section's ping server that polls as conclaved's loop does,
+//     through the same common/poll_window) is of the ping's style and answers as it does;
 //   - the loop server parks a Wait: counts it in GetStatus, leaves it unanswered for 300 ms
 //     after, and answers it with OK once a Send comes;
 //   - the loop server with the daemon's store (its database made by a conclaved started and
@@ -307,7 +309,8 @@ int CheckBaselines(const std::string& self, const std::string& daemon_bin) {
                  {"loop server", "--serve-loop", root + "/loop.sock", {}},
                  {"callback ping", "--serve-callback-ping", root + "/cb.sock", {}},
                  {"one-thread loop server", "--serve-one-loop", root + "/one.sock", {}},
-                 {"spinning ping", "--serve-spin-ping", root + "/spin.sock", {}}};
+                 {"spinning ping", "--serve-spin-ping", root + "/spin.sock", {}},
+                 {"polling ping", "--serve-polling-ping", root + "/polling.sock", {}}};
   bool ok = true;
   for (auto& s : servers) {
     s.child = Child({self, s.mode, s.socket}, s.socket + ".log");
@@ -334,6 +337,13 @@ int CheckBaselines(const std::string& self, const std::string& daemon_bin) {
     ok &= CheckParkAndWake(*one, "one-thread loop server");
     ok &= CheckAsyncStyle("spinning ping", servers[4].child.pid(), false);
     ok &= CheckSpin(servers[4].socket, servers[4].child.pid());
+    ok &= CheckAsyncStyle("polling ping", servers[5].child.pid(), false);
+    auto polling = Stub(servers[5].socket, 6);
+    auto pctx = Ctx(std::chrono::seconds(2));
+    resp.set_pid(1);
+    st = polling->GetStatus(pctx.get(), req, &resp);
+    ok &= Report(st.ok() && resp.ByteSizeLong() == 0,
+                 "polling ping: answers a call with an empty message");
   }
   for (auto& s : servers) s.child.Stop();
   if (ok) {

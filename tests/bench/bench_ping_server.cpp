@@ -14,6 +14,7 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/impl/codegen/proto_utils.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -26,6 +27,8 @@
 #include <thread>
 
 #include "bench_support.h"
+#include "common/poll_window.h"
+#include "config/config.h"
 #include "common/runtime.h"
 
 namespace bench {
@@ -84,7 +87,7 @@ void BareCall::Fail(const grpc::Status& status) {
 
 int ServeBareAsync(const std::string& socket, const char* what, bool health,
                    boost::asio::io_context* loop, const std::function<void(BareCall*)>& handle,
-                   bool one_thread) {
+                   bool one_thread, std::chrono::microseconds poll_max) {
   // gRPC's threads SCHED_BATCH, the completion-queue thread and a loop SCHED_OTHER, as
   // conclaved's (common/runtime.h). The process ends on SIGTERM (nothing to flush).
   conclave::BeginBackgroundThreads();
@@ -174,7 +177,33 @@ int ServeBareAsync(const std::string& socket, const char* what, bool health,
     request_next();
     void* tag = nullptr;
     bool ok = false;
-    while (cq->Next(&tag, &ok)) proceed(tag, ok, loop != nullptr);
+    if (poll_max.count() == 0 || loop) {
+      while (cq->Next(&tag, &ok)) proceed(tag, ok, loop != nullptr);
+      return;
+    }
+    // As conclaved's loop: what is ready first; then, idle, a poll of the window before a sleep.
+    conclave::PollWindow window(poll_max);
+    const gpr_timespec now = gpr_time_0(GPR_CLOCK_MONOTONIC);
+    for (;;) {
+      auto got = cq->AsyncNext(&tag, &ok, now);
+      if (got == grpc::CompletionQueue::TIMEOUT) {
+        const auto from = std::chrono::steady_clock::now();
+        const auto until = from + window.window();
+        bool caught = false;
+        if (window.window().count() > 0) {
+          using Clock = std::chrono::steady_clock;
+          do {
+            sched_yield();
+            got = cq->AsyncNext(&tag, &ok, now);
+          } while (got == grpc::CompletionQueue::TIMEOUT && Clock::now() < until);
+          caught = got != grpc::CompletionQueue::TIMEOUT;
+        }
+        if (!caught) got = cq->AsyncNext(&tag, &ok, gpr_inf_future(GPR_CLOCK_MONOTONIC));
+        window.Idled(std::chrono::steady_clock::now() - from, caught);
+      }
+      if (got == grpc::CompletionQueue::SHUTDOWN) return;
+      if (got == grpc::CompletionQueue::GOT_EVENT) proceed(tag, ok, false);
+    }
   });
   conclave::EndBackgroundThreads();
   if (loop) {
@@ -187,6 +216,12 @@ int ServeBareAsync(const std::string& socket, const char* what, bool health,
 
 int ServePing(const std::string& socket) {
   return ServeBareAsync(socket, "ping", false, nullptr, [](BareCall* c) { c->Reply(); });
+}
+
+int ServePollingPing(const std::string& socket) {
+  return ServeBareAsync(
+      socket, "polling ping", false, nullptr, [](BareCall* c) { c->Reply(); }, false,
+      std::chrono::microseconds(conclave::config::Config().loop_poll_us));
 }
 
 int ServeSpinPing(const std::string& socket) {

@@ -140,6 +140,58 @@ std::vector<double> WakeLatencies(v1::Conclave::Stub& stub, const std::string& h
   return out;
 }
 
+// A ping server whose queue thread polls before it sleeps, as the daemon's loop does (its
+// default loop_poll_us): what polling gives a server with nothing else of the daemon. In
+// stretches of their own after the unary section's other rows (polling while the bench calls
+// another server burns a CPU beside it), each alternating the ping, GetStatus and that server
+// 100 calls at a time, with both ping servers' CPU per call.
+static void RunPollingPing(Env& env, v1::Conclave::Stub& stub, v1::Conclave::Stub& ping_stub) {
+  constexpr int kN = 2000;
+  const std::string socket = env.root + "/polling-ping.sock";
+  Child server({env.self, "--serve-polling-ping", socket}, env.root + "/polling-ping.log");
+  if (!WaitUntilServing(socket, std::chrono::seconds(30))) {
+    std::fprintf(stderr, "bench: the polling ping server did not start; its rows are left out\n");
+    return;
+  }
+  auto polling_stub = Stub(socket, 5);
+  for (int rep = 0; rep < env.reps; ++rep) {
+    std::fprintf(stderr, "bench: unary, rep %d: a ping server that polls\n", rep + 1);
+    double ping_cpu = 0, polling_cpu = 0;
+    auto timed_cpu = [](pid_t pid, double* cpu, const std::function<std::vector<double>()>& run) {
+      auto t0 = SampleThreads(pid);
+      auto v = run();
+      *cpu += CpuSince(t0, pid);
+      return v;
+    };
+    auto parts = Interleaved(kN, 100, {
+        [&](int k) {
+          return timed_cpu(env.ping.pid(), &ping_cpu, [&] { return PingLatencies(ping_stub, k); });
+        },
+        [&](int k) { return TimeUnary(k, stub, &v1::Conclave::Stub::GetStatus); },
+        [&](int k) {
+          return timed_cpu(server.pid(), &polling_cpu,
+                           [&] { return PingLatencies(*polling_stub, k); });
+        }});
+    const double ping_p50 = Percentile(parts[0], 50);
+    Row& polling = env.table.Get(
+        "ping server that polls before it sleeps, as the loop does: round trip p50", "µs", "ping");
+    polling.conclave.push_back(Percentile(parts[2], 50));
+    polling.bare.push_back(ping_p50);
+    Row& beside = env.table.Get("GetStatus round trip p50, beside a ping server that polls", "µs",
+                                "ping");
+    beside.conclave.push_back(Percentile(parts[1], 50));
+    beside.bare.push_back(ping_p50);
+    Row& against = env.table.Get("GetStatus round trip p50 against the ping server that polls",
+                                 "µs", "ping server that polls");
+    against.conclave.push_back(Percentile(parts[1], 50));
+    against.bare.push_back(Percentile(parts[2], 50));
+    Row& cpu = env.table.Get("ping server that polls: CPU per ping", "µs", "ping server per ping");
+    cpu.conclave.push_back(polling_cpu / kN);
+    cpu.bare.push_back(ping_cpu / kN);
+  }
+  server.Stop();
+}
+
 void RunUnary(Env& env) {
   constexpr int kN = 2000;
   auto stub = Stub(env.daemon.socket(), 2);
@@ -232,6 +284,7 @@ void RunUnary(Env& env) {
     same.bare.push_back(Percentile(costly[2], 50));
   }
   spin_server.Stop();
+  RunPollingPing(env, *stub, *ping_stub);
 }
 
 LoadResult SendLoad(const std::string& socket, pid_t server, int threads, double seconds) {

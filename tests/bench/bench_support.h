@@ -161,7 +161,8 @@ class BareCall {
 
  private:
   friend int ServeBareAsync(const std::string&, const char*, bool, boost::asio::io_context*,
-                            const std::function<void(BareCall*)>&, bool);
+                            const std::function<void(BareCall*)>&, bool,
+                            std::chrono::microseconds);
   grpc::GenericServerContext ctx_;
   grpc::GenericServerAsyncReaderWriter stream_{&ctx_};
   grpc::ByteBuffer request_;
@@ -176,9 +177,12 @@ class BareCall {
 // when it cannot listen.
 // `one_thread` (with a loop): no queue thread; the calling thread polls the queue and runs the
 // loop between its completions (the `oneloop` section).
+// `poll_max` (without a loop): the queue thread polls the queue before it sleeps in it, as
+// conclaved's loop does (common/poll_window.h, its loop_poll_us).
 int ServeBareAsync(const std::string& socket, const char* what, bool health,
                    boost::asio::io_context* loop, const std::function<void(BareCall*)>& handle,
-                   bool one_thread = false);
+                   bool one_thread = false,
+                   std::chrono::microseconds poll_max = std::chrono::microseconds(0));
 // The bare baseline: a bare async server answering every call at once with an empty message.
 // Runs in a child process: `bench --serve-ping S`.
 int ServePing(const std::string& socket);
@@ -188,6 +192,9 @@ int ServeCallbackPing(const std::string& socket);
 // The ping server, but each call first burns the on-CPU time its request asks for: a
 // SendRequest whose body is a number of µs (for the unary section's "as costly" rows).
 int ServeSpinPing(const std::string& socket);
+// The ping server whose queue thread polls before it sleeps, as conclaved's loop does with the
+// config's default loop_poll_us: `bench --serve-polling-ping S`, for the unary section.
+int ServePollingPing(const std::string& socket);
 // The bare loop server (bench_loop_server.cpp): the ping server's calls posted into one asio
 // loop and finished from it; Wait parks, Send answers the parked. `bench --serve-loop S`;
 // `health`: gRPC's default health service beside it (`bench --serve-async-loop-health S`).
