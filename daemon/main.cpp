@@ -286,7 +286,8 @@ int main(int argc, char** argv) {
   if (queue_loop) {
     queue_loop->Run(server.value()->queue());
     spdlog::info("the loop waited {} times in gRPC's queue; {} ended by its idle cap ({} handlers "
-                 "were waiting after them); it polled before {} waits, and work came in {} of them",
+                 "were waiting after them); {} idle spells began with a poll of the queue, {} of "
+                 "them ended by work while polling",
                  queue_loop->waits(), queue_loop->capped_waits(), queue_loop->late_handlers(),
                  queue_loop->polls(), queue_loop->caught());
   } else {

@@ -218,7 +218,7 @@ CallQueue::Polled QueueLoop::PollFor(CallQueue& queue, gpr_timespec now,
     sched_yield();  // a thread ready on this CPU (a client, a worker) runs first
     got = queue.Poll(now);
   } while (got == CallQueue::Polled::kTimeout && std::chrono::steady_clock::now() < until);
-  if (got != CallQueue::Polled::kTimeout) caught_.fetch_add(1);
+  if (got == CallQueue::Polled::kCall || got == CallQueue::Polled::kWake) caught_.fetch_add(1);
   return got;
 }
 

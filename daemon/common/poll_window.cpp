@@ -16,7 +16,6 @@ void PollWindow::Idled(Nanos idle, bool caught) {
   } else if (idle <= reach()) {
     credit_ = std::min(kMaxCredit, credit_ + 1);
   }
-  if (idle > reach()) credit_ = std::min(credit_, 0);
 }
 
 }  // namespace conclave

@@ -9,14 +9,13 @@
 // awake. Polling through longer spells only burns CPU, so the loop polls while it pays, by
 // credit (from -4 to 4; it polls while the credit is above 0):
 //   - a poll that work ended earns 1;
-//   - a poll that work did not end costs 4;
+//   - a poll that work did not end costs 4: one such poll stops the polling;
 //   - a spell slept through at once earns 1 if it was short enough for a poll to have had a
 //     chance: at most reach (4 × max), as the loop saw it, its own wake-up included (a 30 µs
-//     gap read as 80-170 µs on those machines);
-//   - a spell longer than reach leaves no credit above 0.
-// So an idle daemon never polls; work that keeps coming within max is polled for; work that
-// comes a little later than max is polled for once in five spells; and each burst of calls
-// after a long idle spell costs at most one wasted poll. max 0 never polls.
+//     gap read as 80-170 µs on those machines).
+// So an idle daemon never polls (its spells are long); work that keeps coming within max is
+// polled for; work that comes a little later than max is polled for once in five spells; and
+// each burst of calls after a long idle spell costs at most one wasted poll. max 0 never polls.
 // Thread-safety: none (the loop's thread).
 #pragma once
 
@@ -39,6 +38,7 @@ class PollWindow {
  private:
   static constexpr int kMaxCredit = 4;
   static constexpr int kMissCost = 4;
+  static_assert(kMissCost >= kMaxCredit, "one poll that work did not end stops the polling");
   const Nanos max_;
   int credit_ = 0;
 };

@@ -28,8 +28,8 @@
 
 #include "bench_support.h"
 #include "common/poll_window.h"
-#include "config/config.h"
 #include "common/runtime.h"
+#include "config/config.h"
 
 namespace bench {
 namespace {
@@ -181,7 +181,8 @@ int ServeBareAsync(const std::string& socket, const char* what, bool health,
       while (cq->Next(&tag, &ok)) proceed(tag, ok, loop != nullptr);
       return;
     }
-    // As conclaved's loop: what is ready first; then, idle, a poll of the window before a sleep.
+    // As conclaved's loop: what is ready first; then, idle, a poll of the window before a sleep
+    // (idle after one empty poll: it has no Asio to turn, where the loop has two and a turn).
     conclave::PollWindow window(poll_max);
     const gpr_timespec now = gpr_time_0(GPR_CLOCK_MONOTONIC);
     for (;;) {

@@ -157,18 +157,27 @@ TEST_CASE("a post from another thread wakes the loop waiting in the queue", "[qu
 
 TEST_CASE("a loop that polls before it sleeps runs what comes while it polls and sleeps after",
           "[queue_loop]") {
-  // Posts from another thread, each once the loop has begun an idle spell: a spell the loop
-  // slept through at once, ended soon by the post, makes it poll before the next, and a post
-  // made while it polls is run from that poll. Once the posts stop it must sleep in the queue
-  // again (its poll of up to 1 ms finds nothing), and no post may wait for the cap.
+  // Posts from another thread, each once the loop has run the one before and begun its next
+  // idle spell: a spell the loop slept through at once, ended soon by the post, makes it poll
+  // before the next, and a post made while it polls is run from that poll. Once the posts stop
+  // it must sleep in the queue again (its poll of up to 1 ms finds nothing), and no post may
+  // wait for the cap. Each wait for the loop gives up after a minute: the case fails, not hangs.
   Loop l(std::chrono::microseconds(1000));
   PolledServer s;
   std::atomic<int> ran{0};
   std::atomic<int64_t> waits_at_run{0};  // the loop's waits when it ran the latest post
   int posts = 0;
-  int64_t waits_after = -1;
+  bool stuck = false, slept_again = false;
   RunUntil(l, s, [&] {
-    while (l.loop.caught() == 0 && posts < 10000) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+    auto await = [&](const std::function<bool()>& done) {
+      while (!done()) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::yield();
+      }
+      return true;
+    };
+    while (!stuck && l.loop.caught() == 0 && posts < 10000) {
       const int64_t polls = l.loop.polls(), waits = l.loop.waits();
       PostToLoop(l.io, [&] {
         waits_at_run = l.loop.waits();
@@ -176,18 +185,17 @@ TEST_CASE("a loop that polls before it sleeps runs what comes while it polls and
       });
       ++posts;
       // Until the loop, having run it, begins its next spell (a poll, or a wait).
-      while (ran < posts || (l.loop.polls() == polls && l.loop.waits() == waits)) {
-        std::this_thread::yield();
-      }
+      stuck = !await([&] {
+        return ran == posts && (l.loop.polls() != polls || l.loop.waits() != waits);
+      });
     }
-    while (l.loop.waits() == waits_at_run) std::this_thread::yield();  // it sleeps again
-    waits_after = l.loop.waits();
+    slept_again = !stuck && await([&] { return l.loop.waits() > waits_at_run; });
     s.Shutdown();
   });
-  CHECK(l.loop.caught() >= 1);
-  CHECK(l.loop.polls() >= l.loop.caught());
+  CHECK_FALSE(stuck);
   CHECK(ran == posts);
-  CHECK(waits_after > 1);
+  CHECK(l.loop.caught() >= 1);
+  CHECK(slept_again);
   CHECK(l.loop.capped_waits() == 0);
   CHECK(l.loop.late_handlers() == 0);
 }
