@@ -203,7 +203,9 @@ void QueueLoop::Serve(CallQueue& queue) {
         capped = true;
       }
     }
-    poll_.Idled(std::chrono::steady_clock::now() - idle_from, caught);
+    using Ended = PollWindow::Ended;
+    poll_.Idled(std::chrono::steady_clock::now() - idle_from,
+                caught ? Ended::kPolling : got == Polled::kCall ? Ended::kCall : Ended::kOther);
     if (got == Polled::kShutdown) return;
     asio_due = got != Polled::kCall;
   }

@@ -4,16 +4,13 @@
 
 namespace conclave {
 
-void PollWindow::Idled(Nanos idle, bool caught) {
+void PollWindow::Idled(Nanos idle, Ended how) {
   if (max_.count() == 0) return;
-  const bool polled = credit_ > 0;
-  if (caught) {
+  if (how == Ended::kPolling) {
     credit_ = std::min(kMaxCredit, credit_ + 1);
-    return;
-  }
-  if (polled) {
+  } else if (credit_ > 0) {  // polled, and nothing came
     credit_ = std::max(-kMaxCredit, credit_ - kMissCost);
-  } else if (idle <= reach()) {
+  } else if (how == Ended::kCall && idle <= reach()) {
     credit_ = std::min(kMaxCredit, credit_ + 1);
   }
 }

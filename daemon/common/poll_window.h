@@ -10,11 +10,13 @@
 // credit (from -4 to 4; it polls while the credit is above 0):
 //   - a poll that work ended earns 1;
 //   - a poll that work did not end costs 4: one such poll stops the polling;
-//   - a spell slept through at once earns 1 if it was short enough for a poll to have had a
-//     chance: at most reach (4 × max), as the loop saw it, its own wake-up included (a 30 µs
-//     gap read as 80-170 µs on those machines).
-// So an idle daemon never polls (its spells are long); work that keeps coming within max is
-// polled for; work that comes a little later than max is polled for once in five spells; and
+//   - a spell slept through at once earns 1 if a client's call ended it and it was short enough
+//     for a poll to have had a chance: at most reach (4 × max), as the loop saw it, its own
+//     wake-up included (a 30 µs gap read as 80-170 µs on those machines). A spell the loop's
+//     own work ended (a worker's spawn, output or exit, a timer, a helper's post) earns nothing:
+//     that work takes hundreds of µs and more, and comes whether the loop polls or not.
+// So an idle daemon never polls (its spells are long); calls that keep coming within max are
+// polled for; calls that come a little later than max are polled for once in five spells; and
 // each burst of calls after a long idle spell costs at most one wasted poll. max 0 never polls.
 // Thread-safety: none (the loop's thread).
 #pragma once
@@ -31,9 +33,14 @@ class PollWindow {
   Nanos window() const { return credit_ > 0 ? max_ : Nanos(0); }
   Nanos max() const { return max_; }
   Nanos reach() const { return max_ * 4; }
-  // An idle spell, begun with window(), ended after `idle` (polling and sleeping); `caught`:
-  // while polling.
-  void Idled(Nanos idle, bool caught);
+  // How an idle spell, begun with window(), ended.
+  enum class Ended {
+    kPolling,  // work came while the loop polled
+    kCall,     // sleeping: a client's call
+    kOther,    // sleeping: anything else (the loop's own work, its idle cap, a shutdown)
+  };
+  // An idle spell ended after `idle` (polling and sleeping).
+  void Idled(Nanos idle, Ended how);
 
  private:
   static constexpr int kMaxCredit = 4;

@@ -200,7 +200,14 @@ int ServeBareAsync(const std::string& socket, const char* what, bool health,
           caught = got != grpc::CompletionQueue::TIMEOUT;
         }
         if (!caught) got = cq->AsyncNext(&tag, &ok, gpr_inf_future(GPR_CLOCK_MONOTONIC));
-        window.Idled(std::chrono::steady_clock::now() - from, caught);
+        using Ended = conclave::PollWindow::Ended;
+        Ended how = Ended::kOther;
+        if (caught) {
+          how = Ended::kPolling;
+        } else if (got == grpc::CompletionQueue::GOT_EVENT) {
+          how = Ended::kCall;
+        }
+        window.Idled(std::chrono::steady_clock::now() - from, how);
       }
       if (got == grpc::CompletionQueue::SHUTDOWN) return;
       if (got == grpc::CompletionQueue::GOT_EVENT) proceed(tag, ok, false);

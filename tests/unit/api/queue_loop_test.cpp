@@ -32,9 +32,11 @@ namespace health = grpc::health::v1;
 // A gRPC server whose completion queue is polled (no thread of its own); with a service, its
 // methods are async (requested on the queue).
 struct PolledServer {
-  explicit PolledServer(grpc::Service* service = nullptr) {
+  explicit PolledServer(grpc::Service* service = nullptr,
+                        grpc::AsyncGenericService* generic = nullptr) {
     grpc::ServerBuilder builder;
     if (service) builder.RegisterService(service);
+    if (generic) builder.RegisterAsyncGenericService(generic);
     queue = std::make_unique<CallQueue>(builder.AddCompletionQueue());
     server = builder.BuildAndStart();
     REQUIRE(server);
@@ -76,6 +78,49 @@ class RequestedCheck final : public QueuedCall {
   health::HealthCheckRequest req_;
   grpc::ServerAsyncResponseWriter<health::HealthCheckResponse> writer_;
   CallTag tag_{this, CallOp::kRequest};
+};
+
+// Any method of a generic service, answered with its own request: read, then written back
+// with OK. Counts the calls it finished.
+struct EchoMethod {
+  grpc::AsyncGenericService* service;
+  int* finished;  // on the loop's thread only
+};
+class EchoCall final : public QueuedCall {
+ public:
+  EchoCall(CallQueue* queue, const EchoMethod* m) : queue_(queue), m_(m) {}
+  void Request() {
+    m_->service->RequestCall(&ctx_, &stream_, queue_->cq(), queue_->cq(), &request_);
+  }
+  void Proceed(CallOp op, bool ok) override {
+    if (op == CallOp::kRequest && ok) {
+      queue_->Next<EchoCall>(m_);
+      stream_.Read(&bytes_, &read_);
+      return;
+    }
+    if (op == CallOp::kWrite && ok) {  // the read
+      stream_.WriteAndFinish(bytes_, grpc::WriteOptions(), grpc::Status::OK, &finish_);
+      return;
+    }
+    if (op == CallOp::kFinish && ok) ++*m_->finished;
+    if (op == CallOp::kWrite) {  // the client went away before its request was read
+      stream_.Finish(grpc::Status::CANCELLED, &finish_);
+      return;
+    }
+    CallQueue* queue = queue_;
+    delete this;
+    queue->Ended();
+  }
+
+ private:
+  CallQueue* queue_;
+  const EchoMethod* m_;
+  grpc::GenericServerContext ctx_;
+  grpc::GenericServerAsyncReaderWriter stream_{&ctx_};
+  grpc::ByteBuffer bytes_;
+  CallTag request_{this, CallOp::kRequest};
+  CallTag read_{this, CallOp::kWrite};
+  CallTag finish_{this, CallOp::kFinish};
 };
 
 struct Loop {
@@ -155,19 +200,26 @@ TEST_CASE("a post from another thread wakes the loop waiting in the queue", "[qu
   CHECK(l.loop.late_handlers() == 0);
 }
 
-TEST_CASE("a loop that polls before it sleeps runs what comes while it polls and sleeps after",
+TEST_CASE("a loop that polls before it sleeps serves calls and posts from its poll then sleeps",
           "[queue_loop]") {
-  // Posts from another thread, each once the loop has run the one before and begun its next
-  // idle spell: a spell the loop slept through at once, ended soon by the post, makes it poll
-  // before the next, and a post made while it polls is run from that poll. Once the posts stop
-  // it must sleep in the queue again (its poll of up to 1 ms finds nothing), and no post may
-  // wait for the cap. Each wait for the loop gives up after a minute: the case fails, not hangs.
+  // A client calls a method of the loop's server one call after another (in process): each
+  // call that ends a spell the loop slept through soon after its last reply makes it poll
+  // before the next, and a call made while it polls is served from that poll. Then a post made
+  // while it polls is run with no sleep between, and once nothing comes it must sleep in the
+  // queue again (its poll of up to 1 ms finds nothing); nothing may wait for the cap. Each wait
+  // for the loop gives up after a minute: the case fails, not hangs.
   Loop l(std::chrono::microseconds(1000));
-  PolledServer s;
-  std::atomic<int> ran{0};
-  std::atomic<int64_t> waits_at_run{0};  // the loop's waits when it ran the latest post
-  int posts = 0;
-  bool stuck = false, slept_again = false;
+  grpc::AsyncGenericService generic;
+  int finished = 0;
+  const EchoMethod echo{&generic, &finished};
+  PolledServer s(nullptr, &generic);
+  s.queue->Next<EchoCall>(&echo);
+  auto stub = health::Health::NewStub(s.server->InProcessChannel(grpc::ChannelArguments()));
+  int calls = 0, answered = 0;
+  int64_t caught_by_calls = 0;
+  std::atomic<bool> ran{false};
+  std::atomic<int64_t> waits_at_run{0};
+  bool stuck = false, slept_again = false, posted_while_polling = false;
   RunUntil(l, s, [&] {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
     auto await = [&](const std::function<bool()>& done) {
@@ -177,27 +229,75 @@ TEST_CASE("a loop that polls before it sleeps runs what comes while it polls and
       }
       return true;
     };
-    while (!stuck && l.loop.caught() == 0 && posts < 10000) {
+    while (l.loop.caught() == 0 && calls < 10000) {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+      health::HealthCheckRequest req;
+      req.set_service("echo");
+      health::HealthCheckResponse resp;
+      ++calls;
+      answered += stub->Check(&ctx, req, &resp).ok();
+    }
+    caught_by_calls = l.loop.caught();
+    // A post made while the loop polls after a call's reply (a call just answered earned it
+    // credit): tried until one is caught, as the poll may end before this thread posts.
+    for (int i = 0; i < 1000 && !stuck && !posted_while_polling; ++i) {
       const int64_t polls = l.loop.polls(), waits = l.loop.waits();
+      grpc::ClientContext ctx;
+      health::HealthCheckResponse resp;
+      ++calls;
+      answered += stub->Check(&ctx, health::HealthCheckRequest(), &resp).ok();
+      // Its next spell begins after the reply: a poll, or (no credit left) a wait.
+      stuck = !await([&] { return l.loop.polls() > polls || l.loop.waits() > waits; });
+      if (stuck || l.loop.waits() > waits) continue;
+      ran = false;
       PostToLoop(l.io, [&] {
-        waits_at_run = l.loop.waits();
-        ++ran;
+        waits_at_run = l.loop.waits();  // on the loop, before its next spell
+        ran = true;
       });
-      ++posts;
-      // Until the loop, having run it, begins its next spell (a poll, or a wait).
-      stuck = !await([&] {
-        return ran == posts && (l.loop.polls() != polls || l.loop.waits() != waits);
-      });
+      stuck = !await([&] { return ran.load(); });
+      posted_while_polling = !stuck && waits_at_run == waits;  // run with no sleep since
     }
     slept_again = !stuck && await([&] { return l.loop.waits() > waits_at_run; });
     s.Shutdown();
   });
   CHECK_FALSE(stuck);
-  CHECK(ran == posts);
-  CHECK(l.loop.caught() >= 1);
+  CHECK(answered == calls);
+  CHECK(finished == calls);
+  CHECK(caught_by_calls >= 1);
+  CHECK(posted_while_polling);
   CHECK(slept_again);
   CHECK(l.loop.capped_waits() == 0);
   CHECK(l.loop.late_handlers() == 0);
+}
+
+TEST_CASE("posts alone never make the loop poll before it sleeps", "[queue_loop]") {
+  // What the loop's own work brings (here a post from another thread, as a helper's result
+  // comes) ends a spell however the loop waits: it earns no polling.
+  Loop l(std::chrono::microseconds(1000));
+  PolledServer s;
+  std::atomic<int> ran{0};
+  bool stuck = false;
+  RunUntil(l, s, [&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+    for (int i = 0; i < 200 && !stuck; ++i) {
+      const int64_t waits = l.loop.waits();
+      PostToLoop(l.io, [&] { ++ran; });
+      // Run, and the loop asleep again.
+      while (ran <= i || l.loop.waits() == waits) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          stuck = true;
+          break;
+        }
+        std::this_thread::yield();
+      }
+    }
+    s.Shutdown();
+  });
+  CHECK_FALSE(stuck);
+  CHECK(ran == 200);
+  CHECK(l.loop.polls() == 0);
+  CHECK(l.loop.capped_waits() == 0);
 }
 
 TEST_CASE("timers one after another wake the loop waiting in the queue", "[queue_loop]") {
