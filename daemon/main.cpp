@@ -284,6 +284,11 @@ int main(int argc, char** argv) {
   });
   EndBackgroundThreads();  // the loop itself runs SCHED_OTHER (as do the launcher's thread and workers)
   if (queue_loop) {
+    // Workers and commands have the CPU the loop's poll would burn.
+    queue_loop->SetPollGate([&services] {
+      return services.runs.running() == 0 && services.runs.launching() == 0 &&
+             exec::ChildRegistry::Instance().tracked() == 0;
+    });
     queue_loop->Run(server.value()->queue());
     spdlog::info("the loop waited {} times in gRPC's queue; {} ended by its idle cap ({} handlers "
                  "were waiting after them); {} idle spells began with a poll of the queue, {} of "

@@ -188,7 +188,8 @@ void QueueLoop::Serve(CallQueue& queue) {
     Rearm();
     if (ran > 0) continue;
     const auto idle_from = std::chrono::steady_clock::now();
-    Polled got = PollFor(queue, now, idle_from + poll_.window());
+    const bool gated = gate_ && poll_.window().count() > 0 && !gate_();
+    Polled got = gated ? Polled::kTimeout : PollFor(queue, now, idle_from + poll_.window());
     const bool caught = got != Polled::kTimeout;
     if (!caught) {
       waits_.fetch_add(1);
@@ -204,8 +205,10 @@ void QueueLoop::Serve(CallQueue& queue) {
       }
     }
     using Ended = PollWindow::Ended;
-    poll_.Idled(std::chrono::steady_clock::now() - idle_from,
-                caught ? Ended::kPolling : got == Polled::kCall ? Ended::kCall : Ended::kOther);
+    if (!gated) {  // a spell the gate kept from polling tells nothing of polling
+      poll_.Idled(std::chrono::steady_clock::now() - idle_from,
+                  caught ? Ended::kPolling : got == Polled::kCall ? Ended::kCall : Ended::kOther);
+    }
     if (got == Polled::kShutdown) return;
     asio_due = got != Polled::kCall;
   }

@@ -32,6 +32,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -51,6 +52,10 @@ class QueueLoop {
   QueueLoop(const QueueLoop&) = delete;
   QueueLoop& operator=(const QueueLoop&) = delete;
   bool ok() const { return watcher_.joinable(); }
+  // Polls only while gate() (on the loop's thread) says the daemon may: conclaved's is false
+  // while it runs workers or commands, whose CPU the poll would take (a sched_yield does not
+  // make way for a nicer process). Before Run.
+  void SetPollGate(std::function<bool()> gate) { gate_ = std::move(gate); }
   const std::string& why() const { return why_; }
   // Serves the queue (polled, CallQueue::Start) and io until the queue shut down, then runs io
   // until it stops. An Asio handler that throws is logged and the loop goes on; a call's
@@ -76,6 +81,7 @@ class QueueLoop {
   const int reactor_fd_;
   const std::chrono::milliseconds idle_cap_;
   PollWindow poll_;
+  std::function<bool()> gate_;
   int outer_ = -1;    // the watcher's epoll: the reactor's descriptor and stop_
   int stop_ = -1;     // eventfd: the watcher ends
   std::atomic<bool> fired_{false};  // the watcher saw the reactor ready; Rearm re-arms it

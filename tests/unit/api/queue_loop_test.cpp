@@ -271,6 +271,30 @@ TEST_CASE("a loop that polls before it sleeps serves calls and posts from its po
   CHECK(l.loop.late_handlers() == 0);
 }
 
+TEST_CASE("a closed poll gate keeps the loop from polling however calls come", "[queue_loop]") {
+  // conclaved's gate is closed while it runs workers or commands.
+  Loop l(std::chrono::microseconds(1000));
+  l.loop.SetPollGate([] { return false; });
+  grpc::AsyncGenericService generic;
+  int finished = 0;
+  const EchoMethod echo{&generic, &finished};
+  PolledServer s(nullptr, &generic);
+  s.queue->Next<EchoCall>(&echo);
+  auto stub = health::Health::NewStub(s.server->InProcessChannel(grpc::ChannelArguments()));
+  int answered = 0;
+  RunUntil(l, s, [&] {
+    for (int i = 0; i < 300; ++i) {
+      grpc::ClientContext ctx;
+      health::HealthCheckResponse resp;
+      answered += stub->Check(&ctx, health::HealthCheckRequest(), &resp).ok();
+    }
+    s.Shutdown();
+  });
+  CHECK(answered == 300);
+  CHECK(finished == 300);
+  CHECK(l.loop.polls() == 0);
+}
+
 TEST_CASE("posts alone never make the loop poll before it sleeps", "[queue_loop]") {
   // What the loop's own work brings (here a post from another thread, as a helper's result
   // comes) ends a spell however the loop waits: it earns no polling.
