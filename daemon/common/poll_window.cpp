@@ -9,7 +9,7 @@ void PollWindow::Idled(Nanos idle, Ended how) {
   if (how == Ended::kPolling) {
     credit_ = std::min(kMaxCredit, credit_ + 1);
   } else if (credit_ > 0) {  // polled, and nothing came
-    credit_ = std::max(-kMaxCredit, credit_ - kMissCost);
+    credit_ = std::max(kMinCredit, credit_ - kMissCost);
   } else if (how == Ended::kCall && idle <= reach()) {
     credit_ = std::min(kMaxCredit, credit_ + 1);
   }
