@@ -29,7 +29,6 @@
 #include "bench_support.h"
 #include "common/poll_window.h"
 #include "common/runtime.h"
-#include "config/config.h"
 
 namespace bench {
 namespace {
@@ -229,7 +228,7 @@ int ServePing(const std::string& socket) {
 int ServePollingPing(const std::string& socket) {
   return ServeBareAsync(
       socket, "polling ping", false, nullptr, [](BareCall* c) { c->Reply(); }, false,
-      std::chrono::microseconds(conclave::config::Config().loop_poll_us));
+      kPollingPingMax);
 }
 
 int ServeSpinPing(const std::string& socket) {
