@@ -7,9 +7,9 @@
 // The loop polls the queue without waiting and, after two empty polls in a row (gRPC's poller
 // hands over one ready connection a poll), 32 calls or a wake, runs Asio's ready handlers (at
 // most 64: a worker printing fast keeps a read ready). When those were none it waits in the
-// queue, after polling it for the poll window (common/poll_window.h: up to poll_max, learnt from
-// how long the loop went on to be idle; 0 never), giving way to any thread ready on its CPU
-// between polls. What Asio has for it then wakes it through the queue (CallQueue::Kick): a post
+// queue, after polling it for the poll window (common/poll_window.h: up to poll_max, while a
+// credit earned by calls says polling pays and SetPollGate allows it; 0 never), giving way to
+// any thread ready on its CPU between polls. What Asio has for it then wakes it through the queue (CallQueue::Kick): a post
 // from another thread through PostToLoop (common/loop_kick.h); a timer, a descriptor or a signal
 // through the watcher thread, which waits on Asio's reactor's epoll descriptor (EPOLLONESHOT,
 // re-armed after the loop's next turn of Asio). A wait also ends after idle_cap (0: never);
