@@ -28,6 +28,7 @@ CallQueue::Polled CallQueue::Deliver(void* tag, bool ok) {
     return Polled::kWake;
   }
   auto* t = static_cast<CallTag*>(tag);
+  if (count_callers_ && t->op == CallOp::kRequest && ok) callers_.Heard(t->call->context()->peer());
   t->call->Proceed(t->op, ok);
   return Polled::kCall;
 }

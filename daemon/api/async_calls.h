@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "common/loop_kick.h"
+#include "common/recent_callers.h"
 
 namespace conclave::api {
 
@@ -33,6 +34,8 @@ class QueuedCall {
   virtual ~QueuedCall() = default;
   // On the polling thread: the op tagged with it completed.
   virtual void Proceed(CallOp op, bool ok) = 0;
+  // The call's server context (its peer names the connection the request came on).
+  virtual grpc::ServerContextBase* context() = 0;
 };
 
 // What the queue gets back for each op: the call and which of its ops completed.
@@ -168,6 +171,11 @@ class CallQueue final : public LoopKicker {
   }
   // A call was deleted (every call counts from its request to its deletion).
   void Ended() { Track(-1); }
+  // From now on, which connection each request comes on is kept (the loop's poll asks; it
+  // costs a copy of the peer string a request). On the polling thread.
+  void CountCallers() { count_callers_ = true; }
+  // Distinct connections the last RecentCallers::kSpan requests came on (0 until counted).
+  int recent_callers() const { return callers_.Distinct(); }
 
  private:
   void Run();
@@ -175,6 +183,8 @@ class CallQueue final : public LoopKicker {
   Polled Deliver(void* tag, bool ok);
   std::unique_ptr<grpc::ServerCompletionQueue> cq_;
   bool polled_ = false;
+  bool count_callers_ = false;  // polling thread only, as callers_
+  RecentCallers callers_;
   std::atomic<bool> stopping_{false};
   std::mutex mu_;
   std::condition_variable all_ended_;
@@ -220,6 +230,7 @@ class CallLife : public QueuedCall {
       End();
     }
   }
+  grpc::ServerContextBase* context() final { return &ctx_; }
 
  protected:
   CallLife(CallQueue* queue, UnaryFinisher* unary, void* stream)

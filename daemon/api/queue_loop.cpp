@@ -24,6 +24,10 @@ namespace {
 
 constexpr int kCallsPerTurn = 32;     // calls delivered before Asio's handlers run regardless
 constexpr int kHandlersPerTurn = 64;  // Asio's handlers run before the queue is polled again
+// The loop polls only while the last RecentCallers::kSpan requests came on at most this many
+// connections: a client waiting for each reply, and one more (a Wait parked by another, as a
+// plugin's; a second client in turn).
+constexpr int kMostPollCallers = 2;
 
 // The data of every entry of an epoll descriptor's fdinfo ("tfd: N events: E data: HEX ...").
 std::vector<uintptr_t> EntriesData(int fd) {
@@ -157,6 +161,7 @@ void QueueLoop::Run(CallQueue& queue) {
       ~Unkick() { SetLoopKick(io, nullptr); }  // also when a call's handler throws
     } unkick{io_};
     auto work = boost::asio::make_work_guard(io_);  // io_.poll_one() with no work stops io_
+    if (poll_.max().count() > 0) queue.CountCallers();
     Serve(queue);
     // The queue is shut down and drained: from here Asio's own wakes serve.
   }
@@ -188,7 +193,8 @@ void QueueLoop::Serve(CallQueue& queue) {
     Rearm();
     if (ran > 0) continue;
     const auto idle_from = std::chrono::steady_clock::now();
-    const bool gated = gate_ && poll_.window().count() > 0 && !gate_();
+    const bool gated = poll_.window().count() > 0 &&
+                       ((gate_ && !gate_()) || queue.recent_callers() > kMostPollCallers);
     Polled got = gated ? Polled::kTimeout : PollFor(queue, now, idle_from + poll_.window());
     const bool caught = got != Polled::kTimeout;
     if (!caught) {

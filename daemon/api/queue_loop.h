@@ -8,12 +8,14 @@
 // hands over one ready connection a poll), 32 calls or a wake, runs Asio's ready handlers (at
 // most 64: a worker printing fast keeps a read ready). When those were none it waits in the
 // queue, after polling it for the poll window (common/poll_window.h: up to poll_max, while a
-// credit earned by calls says polling pays and SetPollGate allows it; 0 never), giving way to
-// any thread ready on its CPU between polls. What Asio has for it then wakes it through the queue (CallQueue::Kick): a post
-// from another thread through PostToLoop (common/loop_kick.h); a timer, a descriptor or a signal
-// through the watcher thread, which waits on Asio's reactor's epoll descriptor (EPOLLONESHOT,
-// re-armed after the loop's next turn of Asio). A wait also ends after idle_cap (0: never);
-// handlers found ready after such a wait are counted (late_handlers): a wake that never came.
+// credit earned by calls says polling pays, the last requests came on few connections
+// (common/recent_callers.h) and SetPollGate allows it; 0 never), giving way to any thread
+// ready on its CPU between polls. What Asio has for it then wakes it through the queue
+// (CallQueue::Kick): a post from another thread through PostToLoop (common/loop_kick.h); a
+// timer, a descriptor or a signal through the watcher thread, which waits on Asio's reactor's
+// epoll descriptor (EPOLLONESHOT, re-armed after the loop's next turn of Asio). A wait also
+// ends after idle_cap (0: never); handlers found ready after such a wait are counted
+// (late_handlers): a wake that never came.
 //
 // While the loop polls the queue, Boost 1.74's scheduler counts its reactor as interrupted
 // (task_interrupted_, set after every poll and cleared only by a thread that waits in it): a
