@@ -234,6 +234,7 @@ int main(int argc, char** argv) {
   api::DispatchSocketListener dispatch_sockets(c.state_dir + "/sockets");
   core.dispatch_sockets = &dispatch_sockets;
   service::Services services(core);
+  if (queue_loop) services.loop_polls = &queue_loop->poll_counts();
   services.Start();
 
   api::ConclaveService grpc_service(io, services);

@@ -223,13 +223,13 @@ void QueueLoop::Serve(CallQueue& queue) {
 CallQueue::Polled QueueLoop::PollFor(CallQueue& queue, gpr_timespec now,
                                      std::chrono::steady_clock::time_point until) {
   if (poll_.window().count() == 0) return CallQueue::Polled::kTimeout;
-  polls_.fetch_add(1);
+  counts_.polls.fetch_add(1);
   CallQueue::Polled got;
   do {
     sched_yield();  // a thread ready on this CPU (a client, a worker) runs first
     got = queue.Poll(now);
   } while (got == CallQueue::Polled::kTimeout && std::chrono::steady_clock::now() < until);
-  if (got == CallQueue::Polled::kCall || got == CallQueue::Polled::kWake) caught_.fetch_add(1);
+  if (got == CallQueue::Polled::kCall || got == CallQueue::Polled::kWake) counts_.caught.fetch_add(1);
   return got;
 }
 

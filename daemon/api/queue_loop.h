@@ -39,6 +39,7 @@
 #include <thread>
 
 #include "api/async_calls.h"
+#include "common/poll_counts.h"
 #include "common/poll_window.h"
 
 namespace conclave::api {
@@ -67,8 +68,9 @@ class QueueLoop {
   int64_t waits() const { return waits_.load(); }            // waits in the queue
   int64_t capped_waits() const { return capped_.load(); }    // of them, ended by idle_cap
   int64_t late_handlers() const { return late_.load(); }     // Asio's work found after one
-  int64_t polls() const { return polls_.load(); }    // idle spells begun by polling the queue
-  int64_t caught() const { return caught_.load(); }  // of them, ended by work while polling
+  int64_t polls() const { return counts_.polls.load(); }
+  int64_t caught() const { return counts_.caught.load(); }
+  const PollCounts& poll_counts() const { return counts_; }
 
  private:
   void Serve(CallQueue& queue);
@@ -87,7 +89,8 @@ class QueueLoop {
   int outer_ = -1;    // the watcher's epoll: the reactor's descriptor and stop_
   int stop_ = -1;     // eventfd: the watcher ends
   std::atomic<bool> fired_{false};  // the watcher saw the reactor ready; Rearm re-arms it
-  std::atomic<int64_t> waits_{0}, capped_{0}, late_{0}, polls_{0}, caught_{0};
+  std::atomic<int64_t> waits_{0}, capped_{0}, late_{0};
+  PollCounts counts_;
   std::string why_;
   std::thread watcher_;
 };

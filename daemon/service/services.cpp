@@ -83,6 +83,8 @@ std::array<std::pair<const char*, int64_t>, Services::kLiveCounts> Services::Liv
       {"status_rereads", status_reads.rereads()},
       {"launch_threads_replaced", core.launcher.replaced_threads()},
       {"launch_threads_stuck", core.launcher.stuck_threads()},
+      {"loop_polls", loop_polls ? loop_polls->polls.load() : 0},
+      {"loop_polls_caught", loop_polls ? loop_polls->caught.load() : 0},
   });
 }
 

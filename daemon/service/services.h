@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/poll_counts.h"
 #include "service/budget_guard.h"
 #include "service/callers.h"
 #include "service/core.h"
@@ -92,6 +93,9 @@ struct Services {
   FlowService flows;
   Doctor doctor;
   Retention retention;
+  // The loop's polls of gRPC's queue (api/queue_loop.h), set before serving when the loop
+  // polls it; counted 0 otherwise.
+  const PollCounts* loop_polls = nullptr;
 
   // Startup, before serving: built-in handles, crash recovery, reviews that advanced offline.
   void Start();
@@ -104,7 +108,7 @@ struct Services {
   int64_t UptimeMs() const { return core.clock.NowMs() - core.started_ms; }
   // The counts of Status() read from memory rather than the store: they may change without a
   // write (a Wait parks, a commit is counted), so a reply kept between calls refreshes these.
-  static constexpr size_t kLiveCounts = 11;
+  static constexpr size_t kLiveCounts = 13;
   std::array<std::pair<const char*, int64_t>, kLiveCounts> LiveCounts();
   std::vector<ProfileView> Profiles();
   std::vector<ProfileErrorView> ProfileErrors();
