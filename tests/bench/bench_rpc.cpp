@@ -309,7 +309,7 @@ LoadResult SendLoad(const std::string& socket, pid_t server, int threads, double
       }
     });
   }
-  const int64_t commits0 = Counts(*stubs[0])["commits"];
+  auto counts0 = Counts(*stubs[0]);
   double cpu0 = ProcessCpuMicros(server);
   auto t0 = Clock::now();
   until = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
@@ -318,8 +318,15 @@ LoadResult SendLoad(const std::string& socket, pid_t server, int threads, double
   double elapsed = SecondsSince(t0);
   double cpu1 = ProcessCpuMicros(server);
   LoadResult r;
-  r.commits = Counts(*stubs[0])["commits"] - commits0;
+  auto counts1 = Counts(*stubs[0]);
+  r.commits = counts1["commits"] - counts0["commits"];
   r.ops = ops.load();
+  if (counts1.count("loop_polls")) {  // conclaved's loop_poll_us: did its loop poll meanwhile
+    std::fprintf(stderr, "bench:   %ld Sends from %d client(s): %ld idle spells of the loop "
+                 "began with a poll, %ld of them ended by work while polling\n", r.ops, threads,
+                 static_cast<long>(counts1["loop_polls"] - counts0["loop_polls"]),
+                 static_cast<long>(counts1["loop_polls_caught"] - counts0["loop_polls_caught"]));
+  }
   // A failed Send costs the server less than one answered: the figures would flatter it.
   if (failed.load()) {
     std::fprintf(stderr, "bench:   %ld of %ld Sends failed on %s\n", failed.load(), ops.load(),
