@@ -229,7 +229,9 @@ CallQueue::Polled QueueLoop::PollFor(CallQueue& queue, gpr_timespec now,
     sched_yield();  // a thread ready on this CPU (a client, a worker) runs first
     got = queue.Poll(now);
   } while (got == CallQueue::Polled::kTimeout && std::chrono::steady_clock::now() < until);
-  if (got == CallQueue::Polled::kCall || got == CallQueue::Polled::kWake) counts_.caught.fetch_add(1);
+  if (got == CallQueue::Polled::kCall || got == CallQueue::Polled::kWake) {
+    counts_.caught.fetch_add(1);
+  }
   return got;
 }
 

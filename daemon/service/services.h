@@ -94,7 +94,7 @@ struct Services {
   Doctor doctor;
   Retention retention;
   // The loop's polls of gRPC's queue (api/queue_loop.h), set before serving when the loop
-  // polls it; counted 0 otherwise.
+  // serves the queue (they stay 0 while loop_poll_us is 0); counted 0 without it.
   const PollCounts* loop_polls = nullptr;
 
   // Startup, before serving: built-in handles, crash recovery, reviews that advanced offline.

@@ -20,7 +20,7 @@
 
 namespace conclave::api {
 
-constexpr std::chrono::seconds kCap{20};
+inline constexpr std::chrono::seconds kCap{20};
 
 namespace health = grpc::health::v1;
 

@@ -153,12 +153,13 @@ TEST_CASE("posts alone never make the loop poll before it sleeps", "[queue_loop]
   CHECK(l.loop.capped_waits() == 0);
 }
 
-TEST_CASE("calls on many connections keep the loop from polling and one alone brings it back",
+TEST_CASE("calls on two connections in turn make the loop poll and on three they do not",
           "[queue_loop]") {
-  // Four clients call in turn, each on its connection: once the loop has heard from three, the
-  // last 16 requests came on more than two, and it sleeps whenever it is idle. Then one of them calls on
-  // alone: once the others have dropped out of the last 16 it polls again. Each wait gives up
-  // (the case fails) after 10,000 calls.
+  // Two clients in turn, each on its connection (a client and a waiter): the loop polls. A
+  // third joins them: once the loop has heard from it, the last 16 requests came on three
+  // connections, and it sleeps whenever it is idle. Then one calls on alone: once the others
+  // have dropped out of the last 16 it polls again. Each wait for a poll gives up (the case
+  // fails) after 10,000 calls.
   Loop l(std::chrono::microseconds(1000));
   grpc::AsyncGenericService generic;
   int finished = 0;
@@ -166,9 +167,9 @@ TEST_CASE("calls on many connections keep the loop from polling and one alone br
   PolledServer s(nullptr, &generic);
   s.queue->Next<EchoCall>(&echo);
   std::vector<std::unique_ptr<health::Health::Stub>> clients;
-  for (int i = 0; i < 4; ++i) clients.push_back(OwnConnection(s.server.get()));
+  for (int i = 0; i < 3; ++i) clients.push_back(OwnConnection(s.server.get()));
   int calls = 0, answered = 0;
-  int64_t polls_before = -1, polls_in_turn = -1, polls_alone = -1;
+  int64_t polls_by_two = -1, polls_before = -1, polls_by_three = -1, polls_alone = -1;
   RunUntil(l, s, [&] {
     auto call = [&](health::Health::Stub& stub) {
       grpc::ClientContext ctx;
@@ -177,18 +178,23 @@ TEST_CASE("calls on many connections keep the loop from polling and one alone br
       ++calls;
       answered += stub.Check(&ctx, health::HealthCheckRequest(), &resp).ok();
     };
-    // From the third connection's first request on, the last 16 came on three or more.
-    for (int i = 0; i < 3; ++i) call(*clients[i]);
+    call(*clients[0]);
+    call(*clients[1]);
+    const int64_t heard_two = l.loop.polls();  // from here the last 16 came on both
+    for (int i = 0; i < 10000 && l.loop.polls() == heard_two; ++i) call(*clients[i % 2]);
+    polls_by_two = l.loop.polls() - heard_two;
+    call(*clients[2]);  // its request is heard before its reply comes back
     polls_before = l.loop.polls();
-    for (int i = 3; i < 400; ++i) call(*clients[i % 4]);
-    polls_in_turn = l.loop.polls();
-    for (int i = 0; i < 10000 && l.loop.polls() == polls_in_turn; ++i) call(*clients[0]);
-    polls_alone = l.loop.polls() - polls_in_turn;
+    for (int i = 0; i < 400; ++i) call(*clients[i % 3]);
+    polls_by_three = l.loop.polls();
+    for (int i = 0; i < 10000 && l.loop.polls() == polls_by_three; ++i) call(*clients[0]);
+    polls_alone = l.loop.polls() - polls_by_three;
     s.Shutdown();
   });
   CHECK(answered == calls);
   CHECK(finished == calls);
-  CHECK(polls_in_turn == polls_before);
+  CHECK(polls_by_two > 0);
+  CHECK(polls_by_three == polls_before);
   CHECK(polls_alone > 0);
   CHECK(l.loop.capped_waits() == 0);
 }
