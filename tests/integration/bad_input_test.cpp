@@ -209,12 +209,14 @@ std::string Snapshot(const DaemonFixture& d) {
   json all;
   all["status"] = d.CliJson({"status"});
   // Figures of the daemon's own activity, not stored data: how many commits and checkpoints
-  // it ran, SQLite's memory, the disk measurement, the uptime.
+  // it ran, SQLite's memory, its loop's polls, the disk measurement, the uptime.
   all["status"].erase("uptime_ms");
   all["status"].erase("disk");
   all["status"]["counts"].erase("commits");
   all["status"]["counts"].erase("wal_checkpoints");
   all["status"]["counts"].erase("sqlite_memory_bytes");
+  all["status"]["counts"].erase("loop_polls");
+  all["status"]["counts"].erase("loop_polls_caught");
   all["tasks"] = d.CliJson({"task", "list"});
   all["terminals"] = d.CliJson({"terminal", "list", "--all"});
   all["handles"] = d.CliJson({"handle", "list"});
