@@ -52,27 +52,36 @@ struct CheckMethod {
   bool* ended;
   bool* ok;
 };
-class RequestedCheck final : public QueuedCall {
+// What the fixture's calls share: their queue, and their end (deleted, then counted as ended).
+class FixtureCall : public QueuedCall {
+ protected:
+  explicit FixtureCall(CallQueue* queue) : queue_(queue) {}
+  void End() {
+    CallQueue* queue = queue_;
+    delete this;
+    queue->Ended();
+  }
+  CallQueue* const queue_;
+};
+
+class RequestedCheck final : public FixtureCall {
  public:
-  RequestedCheck(CallQueue* queue, const CheckMethod* m) : queue_(queue), m_(m), writer_(&ctx_) {}
+  RequestedCheck(CallQueue* queue, const CheckMethod* m) : FixtureCall(queue), m_(m) {}
   void Request() {
     m_->service->RequestCheck(&ctx_, &req_, &writer_, queue_->cq(), queue_->cq(), &tag_);
   }
   void Proceed(CallOp, bool ok) override {
     *m_->ended = true;
     *m_->ok = ok;
-    CallQueue* queue = queue_;
-    delete this;
-    queue->Ended();
+    End();
   }
   grpc::ServerContextBase* context() override { return &ctx_; }
 
  private:
-  CallQueue* queue_;
   const CheckMethod* m_;
   grpc::ServerContext ctx_;
   health::HealthCheckRequest req_;
-  grpc::ServerAsyncResponseWriter<health::HealthCheckResponse> writer_;
+  grpc::ServerAsyncResponseWriter<health::HealthCheckResponse> writer_{&ctx_};
   CallTag tag_{this, CallOp::kRequest};
 };
 
@@ -82,9 +91,9 @@ struct EchoMethod {
   grpc::AsyncGenericService* service;
   int* finished;  // on the loop's thread only
 };
-class EchoCall final : public QueuedCall {
+class EchoCall final : public FixtureCall {
  public:
-  EchoCall(CallQueue* queue, const EchoMethod* m) : queue_(queue), m_(m) {}
+  EchoCall(CallQueue* queue, const EchoMethod* m) : FixtureCall(queue), m_(m) {}
   void Request() {
     m_->service->RequestCall(&ctx_, &stream_, queue_->cq(), queue_->cq(), &request_);
   }
@@ -103,14 +112,11 @@ class EchoCall final : public QueuedCall {
       stream_.Finish(grpc::Status::CANCELLED, &finish_);
       return;
     }
-    CallQueue* queue = queue_;
-    delete this;
-    queue->Ended();
+    End();
   }
   grpc::ServerContextBase* context() override { return &ctx_; }
 
  private:
-  CallQueue* queue_;
   const EchoMethod* m_;
   grpc::GenericServerContext ctx_;
   grpc::GenericServerAsyncReaderWriter stream_{&ctx_};
@@ -119,6 +125,23 @@ class EchoCall final : public QueuedCall {
   CallTag read_{this, CallOp::kWrite};
   CallTag finish_{this, CallOp::kFinish};
 };
+
+// A polled server whose every method echoes its request (EchoCall), its first call requested.
+struct EchoServer {
+  EchoServer() { server.queue->Next<EchoCall>(&echo); }
+  grpc::AsyncGenericService generic;
+  int finished = 0;  // calls answered, on the loop's thread only
+  const EchoMethod echo{&generic, &finished};
+  PolledServer server{nullptr, &generic};
+};
+
+// One Health.Check through stub, answered by an EchoServer: true if it was answered OK.
+inline bool CallEcho(health::Health::Stub& stub) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  health::HealthCheckResponse resp;
+  return stub.Check(&ctx, health::HealthCheckRequest(), &resp).ok();
+}
 
 struct Loop {
   // poll: the loop's poll_max (0: it sleeps at once whenever it is idle).

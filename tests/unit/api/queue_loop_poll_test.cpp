@@ -38,11 +38,8 @@ TEST_CASE("a loop that polls before it sleeps serves calls and posts from its po
   // queue again (its poll of up to 1 ms finds nothing); nothing may wait for the cap. Each wait
   // for the loop gives up after a minute: the case fails, not hangs.
   Loop l(std::chrono::microseconds(1000));
-  grpc::AsyncGenericService generic;
-  int finished = 0;
-  const EchoMethod echo{&generic, &finished};
-  PolledServer s(nullptr, &generic);
-  s.queue->Next<EchoCall>(&echo);
+  EchoServer e;
+  PolledServer& s = e.server;
   auto stub = health::Health::NewStub(s.server->InProcessChannel(grpc::ChannelArguments()));
   int calls = 0, answered = 0;
   int64_t caught_by_calls = 0;
@@ -59,23 +56,16 @@ TEST_CASE("a loop that polls before it sleeps serves calls and posts from its po
       return true;
     };
     while (l.loop.caught() == 0 && calls < 10000) {
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-      health::HealthCheckRequest req;
-      req.set_service("echo");
-      health::HealthCheckResponse resp;
       ++calls;
-      answered += stub->Check(&ctx, req, &resp).ok();
+      answered += CallEcho(*stub);
     }
     caught_by_calls = l.loop.caught();
     // A post made while the loop polls after a call's reply (a call just answered earned it
     // credit): tried until one is caught, as the poll may end before this thread posts.
     for (int i = 0; i < 1000 && !stuck && !posted_while_polling; ++i) {
       const int64_t polls = l.loop.polls(), waits = l.loop.waits();
-      grpc::ClientContext ctx;
-      health::HealthCheckResponse resp;
       ++calls;
-      answered += stub->Check(&ctx, health::HealthCheckRequest(), &resp).ok();
+      answered += CallEcho(*stub);
       // Its next spell begins after the reply: a poll, or (no credit left) a wait.
       stuck = !await([&] { return l.loop.polls() > polls || l.loop.waits() > waits; });
       if (stuck || l.loop.waits() > waits) continue;
@@ -92,7 +82,7 @@ TEST_CASE("a loop that polls before it sleeps serves calls and posts from its po
   });
   CHECK_FALSE(stuck);
   CHECK(answered == calls);
-  CHECK(finished == calls);
+  CHECK(e.finished == calls);
   CHECK(caught_by_calls >= 1);
   CHECK(posted_while_polling);
   CHECK(slept_again);
@@ -104,23 +94,16 @@ TEST_CASE("a closed poll gate keeps the loop from polling however calls come", "
   // conclaved's gate is closed while it runs workers or commands.
   Loop l(std::chrono::microseconds(1000));
   l.loop.SetPollGate([] { return false; });
-  grpc::AsyncGenericService generic;
-  int finished = 0;
-  const EchoMethod echo{&generic, &finished};
-  PolledServer s(nullptr, &generic);
-  s.queue->Next<EchoCall>(&echo);
+  EchoServer e;
+  PolledServer& s = e.server;
   auto stub = health::Health::NewStub(s.server->InProcessChannel(grpc::ChannelArguments()));
   int answered = 0;
   RunUntil(l, s, [&] {
-    for (int i = 0; i < 300; ++i) {
-      grpc::ClientContext ctx;
-      health::HealthCheckResponse resp;
-      answered += stub->Check(&ctx, health::HealthCheckRequest(), &resp).ok();
-    }
+    for (int i = 0; i < 300; ++i) answered += CallEcho(*stub);
     s.Shutdown();
   });
   CHECK(answered == 300);
-  CHECK(finished == 300);
+  CHECK(e.finished == 300);
   CHECK(l.loop.polls() == 0);
 }
 
@@ -161,22 +144,16 @@ TEST_CASE("calls on two connections in turn make the loop poll and on three they
   // have dropped out of the last 16 it polls again. Each wait for a poll gives up (the case
   // fails) after 10,000 calls.
   Loop l(std::chrono::microseconds(1000));
-  grpc::AsyncGenericService generic;
-  int finished = 0;
-  const EchoMethod echo{&generic, &finished};
-  PolledServer s(nullptr, &generic);
-  s.queue->Next<EchoCall>(&echo);
+  EchoServer e;
+  PolledServer& s = e.server;
   std::vector<std::unique_ptr<health::Health::Stub>> clients;
   for (int i = 0; i < 3; ++i) clients.push_back(OwnConnection(s.server.get()));
   int calls = 0, answered = 0;
   int64_t polls_by_two = -1, polls_before = -1, polls_by_three = -1, polls_alone = -1;
   RunUntil(l, s, [&] {
     auto call = [&](health::Health::Stub& stub) {
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-      health::HealthCheckResponse resp;
       ++calls;
-      answered += stub.Check(&ctx, health::HealthCheckRequest(), &resp).ok();
+      answered += CallEcho(stub);
     };
     call(*clients[0]);
     call(*clients[1]);
@@ -192,7 +169,7 @@ TEST_CASE("calls on two connections in turn make the loop poll and on three they
     s.Shutdown();
   });
   CHECK(answered == calls);
-  CHECK(finished == calls);
+  CHECK(e.finished == calls);
   CHECK(polls_by_two > 0);
   CHECK(polls_by_three == polls_before);
   CHECK(polls_alone > 0);
