@@ -141,7 +141,7 @@ std::vector<double> WakeLatencies(v1::Conclave::Stub& stub, const std::string& h
 }
 
 // A ping server whose queue thread polls before it sleeps, as the daemon's loop does with
-// loop_poll_us 100: what polling gives a server with nothing else of the daemon. In
+// loop_poll_us 200: what polling gives a server with nothing else of the daemon. In
 // stretches of their own after the unary section's other rows (polling while the bench calls
 // another server burns a CPU beside it), each alternating the ping, GetStatus and that server
 // 100 calls at a time, with both ping servers' CPU per call.
@@ -396,11 +396,19 @@ void RunWake(Env& env) {
   RegisterHandle(*stub, "bench-wake");
   for (int rep = 0; rep < env.reps; ++rep) {
     std::fprintf(stderr, "bench: wake, rep %d\n", rep + 1);
+    auto counts0 = Counts(*stub);
     auto parts = Interleaved(
         kN, 20, {[&](int k) { return PingLatencies(*ping_stub, k); },
                  [&](int k) { return WakeLatencies(*stub, "bench-wake", k); },
                  [&](int k) { return WakeLatencies(*loop_stub, "bench-wake", k); },
                  [&](int k) { return WakeLatencies(*store_stub, "bench-wake", k); }});
+    if (counts0.count("loop_polls")) {  // did conclaved's loop poll for the wakes' calls
+      auto counts1 = Counts(*stub);
+      std::fprintf(stderr, "bench:   %zu wakes: %ld idle spells of the loop began with a poll, %ld "
+                   "of them ended by work while polling\n", parts[1].size(),
+                   static_cast<long>(counts1["loop_polls"] - counts0["loop_polls"]),
+                   static_cast<long>(counts1["loop_polls_caught"] - counts0["loop_polls_caught"]));
+    }
     const auto& ping = parts[0];
     auto add = [&](const char* name, const std::vector<double>& v, double pct) {
       Row& r = env.table.Get(name, "µs", "ping");
