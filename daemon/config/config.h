@@ -67,11 +67,9 @@ struct Config {
   // (api/queue_loop.h): a hop between two threads for every request.
   bool api_queue_thread = false;
   // How long the loop polls gRPC's queue at most before it sleeps in it (common/poll_window.h;
-  // 0: it sleeps at once). 0-1000, default 200: it spares a client that waits on each reply
-  // the loop's sleep; it polls only while few connections call (README, Performance). 200, not
-  // 100: on the 2-core test hosts one in eight polls of 100 µs missed a waking client's next
-  // call (spells of ~150-290 µs, its handler included), and each miss stopped the poll a while.
-  int loop_poll_us = 200;
+  // 0: it sleeps at once). 0-1000, default 100: it spares a client that waits on each reply
+  // the loop's sleep; it polls only while few connections call (README, Performance).
+  int loop_poll_us = 100;
   int heartbeat_interval_s = 30;
   int kill_grace_ms = 3000;
   int eof_grace_ms = 2000;  // after the worker exits, how long its descendants may hold pipes

@@ -46,11 +46,11 @@ TEST_CASE("config: child_nice is 10 unless set and must be a nice increment from
   }
 }
 
-TEST_CASE("config: loop_poll_us is 200 unless set and must be from 0 to 1000 µs", "[config]") {
+TEST_CASE("config: loop_poll_us is 100 unless set and must be from 0 to 1000 µs", "[config]") {
   auto none = LoadConfigFromJson(R"({"state_dir":"/tmp/x"})", "c.json", Flags{});
   REQUIRE(none.ok());
-  CHECK(none->loop_poll_us == 200);
-  for (int n : {0, 50, 100, 1000}) {
+  CHECK(none->loop_poll_us == 100);
+  for (int n : {0, 50, 1000}) {
     auto ok = LoadConfigFromJson(
         R"({"state_dir":"/tmp/x","loop_poll_us":)" + std::to_string(n) + "}", "c.json", Flags{});
     REQUIRE(ok.ok());
