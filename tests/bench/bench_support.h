@@ -192,9 +192,8 @@ int ServeCallbackPing(const std::string& socket);
 // The ping server, but each call first burns the on-CPU time its request asks for: a
 // SendRequest whose body is a number of µs (for the unary section's "as costly" rows).
 int ServeSpinPing(const std::string& socket);
-// The ping server whose queue thread polls before it sleeps, as conclaved's loop does with
-// loop_poll_us 100 (the value it was measured with; off by default): `bench
-// --serve-polling-ping S`, for the unary section.
+// The ping server whose queue thread polls before it sleeps, as conclaved's loop does at its
+// default loop_poll_us, 100: `bench --serve-polling-ping S`, for the unary section.
 int ServePollingPing(const std::string& socket);
 constexpr std::chrono::microseconds kPollingPingMax{100};
 // The bare loop server (bench_loop_server.cpp): the ping server's calls posted into one asio
