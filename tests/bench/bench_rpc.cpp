@@ -141,7 +141,7 @@ std::vector<double> WakeLatencies(v1::Conclave::Stub& stub, const std::string& h
 }
 
 // A ping server whose queue thread polls before it sleeps, as the daemon's loop does with
-// loop_poll_us 200: what polling gives a server with nothing else of the daemon. In
+// loop_poll_us 100: what polling gives a server with nothing else of the daemon. In
 // stretches of their own after the unary section's other rows (polling while the bench calls
 // another server burns a CPU beside it), each alternating the ping, GetStatus and that server
 // 100 calls at a time, with both ping servers' CPU per call.
