@@ -140,6 +140,17 @@ std::vector<double> WakeLatencies(v1::Conclave::Stub& stub, const std::string& h
   return out;
 }
 
+// How many of conclaved's idle spells began with a poll between two GetStatus counts, and how
+// many of them work ended (its loop_poll_us; nothing for a daemon without the counts).
+static void PrintLoopPolls(const std::string& what, std::map<std::string, int64_t> before,
+                           std::map<std::string, int64_t> after) {
+  if (!after.count("loop_polls")) return;
+  std::fprintf(stderr, "bench:   %s: %ld idle spells of the loop began with a poll, %ld of them "
+               "ended by work while polling\n", what.c_str(),
+               static_cast<long>(after["loop_polls"] - before["loop_polls"]),
+               static_cast<long>(after["loop_polls_caught"] - before["loop_polls_caught"]));
+}
+
 // A ping server whose queue thread polls before it sleeps, as the daemon's loop does with
 // loop_poll_us 100: what polling gives a server with nothing else of the daemon. In
 // stretches of their own after the unary section's other rows (polling while the bench calls
@@ -321,12 +332,8 @@ LoadResult SendLoad(const std::string& socket, pid_t server, int threads, double
   auto counts1 = Counts(*stubs[0]);
   r.commits = counts1["commits"] - counts0["commits"];
   r.ops = ops.load();
-  if (counts1.count("loop_polls")) {  // conclaved's loop_poll_us: did its loop poll meanwhile
-    std::fprintf(stderr, "bench:   %ld Sends from %d client(s): %ld idle spells of the loop "
-                 "began with a poll, %ld of them ended by work while polling\n", r.ops, threads,
-                 static_cast<long>(counts1["loop_polls"] - counts0["loop_polls"]),
-                 static_cast<long>(counts1["loop_polls_caught"] - counts0["loop_polls_caught"]));
-  }
+  PrintLoopPolls(std::to_string(r.ops) + " Sends from " + std::to_string(threads) + " client(s)",
+                 counts0, counts1);
   // A failed Send costs the server less than one answered: the figures would flatter it.
   if (failed.load()) {
     std::fprintf(stderr, "bench:   %ld of %ld Sends failed on %s\n", failed.load(), ops.load(),
@@ -402,13 +409,7 @@ void RunWake(Env& env) {
                  [&](int k) { return WakeLatencies(*stub, "bench-wake", k); },
                  [&](int k) { return WakeLatencies(*loop_stub, "bench-wake", k); },
                  [&](int k) { return WakeLatencies(*store_stub, "bench-wake", k); }});
-    if (counts0.count("loop_polls")) {  // did conclaved's loop poll for the wakes' calls
-      auto counts1 = Counts(*stub);
-      std::fprintf(stderr, "bench:   %zu wakes: %ld idle spells of the loop began with a poll, %ld "
-                   "of them ended by work while polling\n", parts[1].size(),
-                   static_cast<long>(counts1["loop_polls"] - counts0["loop_polls"]),
-                   static_cast<long>(counts1["loop_polls_caught"] - counts0["loop_polls_caught"]));
-    }
+    PrintLoopPolls(std::to_string(parts[1].size()) + " wakes", counts0, Counts(*stub));
     const auto& ping = parts[0];
     auto add = [&](const char* name, const std::vector<double>& v, double pct) {
       Row& r = env.table.Get(name, "µs", "ping");
