@@ -28,7 +28,10 @@ CallQueue::Polled CallQueue::Deliver(void* tag, bool ok) {
     return Polled::kWake;
   }
   auto* t = static_cast<CallTag*>(tag);
-  if (count_callers_ && t->op == CallOp::kRequest && ok) callers_.Heard(t->call->context()->peer());
+  if (t->op == CallOp::kRequest && ok) {
+    requests_.store(requests_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    if (count_callers_) callers_.Heard(t->call->context()->peer());
+  }
   t->call->Proceed(t->op, ok);
   return Polled::kCall;
 }

@@ -176,6 +176,9 @@ class CallQueue final : public LoopKicker {
   void CountCallers() { count_callers_ = true; }
   // Distinct connections the last RecentCallers::kSpan requests came on (0 until counted).
   int recent_callers() const { return callers_.Distinct(); }
+  // Requests read so far, of every method (any thread): the retention pass asks whether any
+  // came while it deleted.
+  int64_t requests() const { return requests_.load(std::memory_order_relaxed); }
 
  private:
   void Run();
@@ -185,6 +188,7 @@ class CallQueue final : public LoopKicker {
   bool polled_ = false;
   bool count_callers_ = false;  // polling thread only, as callers_
   RecentCallers callers_;
+  std::atomic<int64_t> requests_{0};  // written by the polling thread only
   std::atomic<bool> stopping_{false};
   std::mutex mu_;
   std::condition_variable all_ended_;

@@ -54,6 +54,27 @@ TEST_CASE("a post from another thread wakes the loop waiting in the queue", "[qu
 }
 
 
+TEST_CASE("the queue counts each request it reads and not the one its shutdown ends",
+          "[queue_loop]") {
+  // The retention pass asks this count whether requests came while it deleted.
+  Loop l;
+  EchoServer e;
+  PolledServer& s = e.server;
+  auto stub = health::Health::NewStub(s.server->InProcessChannel(grpc::ChannelArguments()));
+  int answered = 0;
+  int64_t before = -1, after = -1;
+  RunUntil(l, s, [&] {
+    before = s.queue->requests();
+    for (int i = 0; i < 25; ++i) answered += CallEcho(*stub);
+    after = s.queue->requests();
+    s.Shutdown();
+  });
+  CHECK(before == 0);
+  CHECK(answered == 25);
+  CHECK(after == 25);
+  CHECK(s.queue->requests() == 25);  // the call requested last ends unanswered (not ok)
+}
+
 TEST_CASE("timers one after another wake the loop waiting in the queue", "[queue_loop]") {
   // Each wake re-arms the watcher (EPOLLONESHOT) after the loop's next poll of Asio: a watcher
   // that fired once and was never re-armed would leave the second timer to the cap.
