@@ -241,6 +241,8 @@ int main(int argc, char** argv) {
   if (c.listen.rfind("tcp:", 0) == 0) grpc_service.RequireToken(c.tcp_token);
   auto server = api::StartServer(c.listen, grpc_service, queue_loop.has_value());
   if (!server.ok()) return Fail(server.status().message());
+  // While no request comes, a retention pass deletes a backlog with only short pauses.
+  services.retention.HearRequests([q = &server.value()->queue()] { return q->requests(); });
   // Migrations and recovery are done: health checks say SERVING until shutdown begins; while
   // the store refuses writes (disk full) NOT_SERVING, and SERVING again once it resumes.
   dispatch_sockets.Start(&server.value()->grpc(), grpc_service.peers());

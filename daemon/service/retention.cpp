@@ -46,9 +46,13 @@ DiskView Measure(const std::string& state_dir, const std::string& database_path)
 }  // namespace
 
 int NextDeleteBatch(int batch, std::chrono::microseconds took) {
-  if (took < std::chrono::milliseconds(1)) batch *= 2;
-  else if (took > std::chrono::milliseconds(2)) batch /= 2;
+  if (took < kDeleteBudget / 2) batch *= 2;
+  else if (took > kDeleteBudget) batch /= 2;
   return std::clamp(batch, kMinDeleteBatch, kMaxDeleteBatch);
+}
+
+std::chrono::microseconds PauseAfterDelete(std::chrono::microseconds took, bool requests_came) {
+  return requests_came ? 2 * took : kQuietPause;
 }
 
 void Retention::Start() {
@@ -123,7 +127,8 @@ void Retention::DeleteMessages(int64_t heartbeat_upto, int64_t read_upto, int64_
   auto t0 = std::chrono::steady_clock::now();
   const bool alone = !core_.batcher.pending();
   Status s = core_.batcher.Write([&]() -> Status {
-    deleted = store_.DeleteMessages(heartbeat_upto, read_upto, after_seq, batch);
+    deleted = store_.DeleteMessages(heartbeat_upto, read_upto, after_seq, batch,
+                                    t0 + budget_);
     return Status::Ok();
   });
   // When this delete opened the transaction, its COMMIT now counts in how long it held the
@@ -137,11 +142,12 @@ void Retention::DeleteMessages(int64_t heartbeat_upto, int64_t read_upto, int64_
     return then();
   }
   disk_.removed_messages += deleted.count;
-  if (deleted.count < batch) return then();
-  // More to go, from where this one stopped: after a pause as long as this delete took, so
-  // the loop's other work gets at least half of it.
+  if (!deleted.cut && deleted.count < batch) return then();
+  // More to go, from where this one stopped.
   int next = NextDeleteBatch(batch, took);
-  pause_.expires_after(took);
+  const int64_t heard = requests_ ? requests_() : -1;
+  pause_.expires_after(PauseAfterDelete(took, heard < 0 || heard != requests_before_));
+  requests_before_ = heard;
   pause_.async_wait([this, heartbeat_upto, read_upto, from = deleted.last_seq, next,
                      then = std::move(then)](const boost::system::error_code& ec) mutable {
     if (ec || stopped_) return;  // the daemon is going away

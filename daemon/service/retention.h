@@ -33,12 +33,21 @@ struct DiskView {
   bool operator==(const DiskView&) const = default;
 };
 
-// How many messages the next delete of a pass takes, from how long the last one (its DELETE and
-// its COMMIT) held the loop: the batch doubles while that is under 1 ms and halves above 2 ms,
-// within [kMinDeleteBatch, kMaxDeleteBatch], so a pass over a big backlog never stalls the
-// loop's other work for long, whatever the disk and the log. Between two deletes the pass
-// waits as long as the last one took: a backlog takes at most about half of the loop.
-constexpr int kFirstDeleteBatch = 256, kMinDeleteBatch = 16, kMaxDeleteBatch = 5000;
+// How many messages the next delete of a pass takes, from how long the last one (its DELETEs
+// and its COMMIT) held the loop: the batch doubles while that is under 250 µs and halves above
+// 500 µs, within [kMinDeleteBatch, kMaxDeleteBatch]. Each delete also stops at kDeleteBudget
+// whatever its batch (a cold page cache, a slow disk), so a request that finds one running
+// waits about half a millisecond for it, and for its COMMIT.
+constexpr int kFirstDeleteBatch = 256, kMinDeleteBatch = 8, kMaxDeleteBatch = 5000;
+constexpr std::chrono::microseconds kDeleteBudget{500};
+// How long a pass waits before its next delete. While requests come (any was read since the
+// last delete ended), twice as long as the last one took: a backlog then takes at most about a
+// third of the loop, and a client calling back to back finds most of its calls between
+// deletes. While none come, kQuietPause: never none, for a timer already due is run in the
+// same turn of the loop (api/queue_loop.cpp runs up to 64 handlers before it reads gRPC's
+// queue again), so deletes chained without a pause held a request unread for up to 64 of them.
+constexpr std::chrono::microseconds kQuietPause{100};
+std::chrono::microseconds PauseAfterDelete(std::chrono::microseconds took, bool requests_came);
 int NextDeleteBatch(int batch, std::chrono::microseconds took);
 
 class Retention {
@@ -53,6 +62,11 @@ class Retention {
   void RunPass(std::function<void()> done = nullptr);
   const DiskView& disk() const { return disk_; }
   void Connect(FlowSweeper* flows) { flows_ = flows; }
+  // How many requests the API has read so far (api::CallQueue::requests). Without it, every
+  // pause is taken as if requests came.
+  void HearRequests(std::function<int64_t()> requests) { requests_ = std::move(requests); }
+  // Each delete's budget (kDeleteBudget; tests shrink it).
+  void SetDeleteBudget(std::chrono::microseconds budget) { budget_ = budget; }
 
  private:
   void DeleteMessages(int64_t heartbeat_upto, int64_t read_upto, int64_t after_seq, int batch,
@@ -67,6 +81,9 @@ class Retention {
   bool running_ = false, stopped_ = false;
   std::vector<std::function<void()>> again_;  // asked for during a pass: one more after it
   std::shared_ptr<Alarm> next_;
+  std::function<int64_t()> requests_;
+  std::chrono::microseconds budget_ = kDeleteBudget;
+  int64_t requests_before_ = -1;  // requests_() when the last delete ended (-1: not read)
   boost::asio::steady_timer pause_;  // between two deletes of a backlog
 };
 

@@ -30,17 +30,30 @@ int64_t RetentionStore::LastSeqBefore(int64_t cutoff_ms, int64_t last_seq) {
 }
 
 RetentionStore::Deleted RetentionStore::DeleteMessages(int64_t heartbeat_upto, int64_t read_upto,
-                                                       int64_t after_seq, int limit) {
-  auto st = db_.Prepare(
-      "DELETE FROM messages WHERE seq IN (SELECT seq FROM messages WHERE seq > ?5 AND seq <= ?1 "
+                                                       int64_t after_seq, int limit,
+                                                       Deadline deadline) {
+  // The batch's seqs first: a row deleted under a pending SELECT of the same table is not
+  // something SQLite defines the SELECT's next rows for.
+  auto pick = db_.Prepare(
+      "SELECT seq FROM messages WHERE seq > ?5 AND seq <= ?1 "
       "AND ((type = 'heartbeat' AND seq <= ?2) OR (read = 1 AND seq <= ?3)) ORDER BY seq "
-      "LIMIT ?4) RETURNING seq");
-  st.Bind(1, std::max(heartbeat_upto, read_upto)).Bind(2, heartbeat_upto).Bind(3, read_upto);
-  st.Bind(4, limit).Bind(5, after_seq);
+      "LIMIT ?4");
+  pick.Bind(1, std::max(heartbeat_upto, read_upto)).Bind(2, heartbeat_upto).Bind(3, read_upto);
+  pick.Bind(4, limit).Bind(5, after_seq);
+  std::vector<int64_t> seqs;
+  while (pick.Step()) seqs.push_back(pick.Int(0));
+  auto del = db_.Prepare("DELETE FROM messages WHERE seq = ?");
   Deleted d;
-  while (st.Step()) {
+  for (int64_t seq : seqs) {
+    if (d.count > 0 && std::chrono::steady_clock::now() >= deadline) {
+      d.cut = true;
+      break;
+    }
+    del.Reset();
+    del.Bind(1, seq);
+    del.Step();
     ++d.count;
-    d.last_seq = std::max(d.last_seq, st.Int(0));
+    d.last_seq = seq;
   }
   return d;
 }

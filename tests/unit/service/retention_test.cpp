@@ -147,15 +147,83 @@ TEST_CASE("a retention delete starts after the seq it is given and reports the l
   CHECK(left[5].seq == beats[8].seq);
 }
 
+TEST_CASE("a retention delete past its deadline stops after one row and says it was cut",
+          "[service][retention]") {
+  Retained h;
+  for (int i = 0; i < 10; ++i) h.Note("heartbeat", "beat " + std::to_string(i));
+  auto beats = h.Messages("heartbeat");
+  REQUIRE(beats.size() == 10);
+  const int64_t last = beats[9].seq;
+  store::RetentionStore store(h.core->db);
+  using Deadline = store::RetentionStore::Deadline;
+  auto remove = [&](int64_t after, int limit, Deadline deadline) {
+    store::RetentionStore::Deleted d;
+    REQUIRE(h.core->batcher.Write([&] {
+      d = store.DeleteMessages(last, 0, after, limit, deadline);
+      return Status::Ok();
+    }).ok());
+    h.core->batcher.Flush();
+    return d;
+  };
+  // Past its deadline before it starts: one row (a pass always moves on), the rest left.
+  auto d = remove(0, 5, Deadline::min());
+  CHECK(d.count == 1);
+  CHECK(d.cut);
+  CHECK(d.last_seq == beats[0].seq);
+  CHECK(h.Count("heartbeat") == 9);
+  // No deadline: the whole batch, not cut.
+  d = remove(d.last_seq, 5, Deadline::max());
+  CHECK(d.count == 5);
+  CHECK_FALSE(d.cut);
+  CHECK(d.last_seq == beats[5].seq);
+  // Fewer left than the batch: all of them, not cut (the pass's end).
+  d = remove(d.last_seq, 10, Deadline::max());
+  CHECK(d.count == 4);
+  CHECK_FALSE(d.cut);
+  CHECK(h.Count("heartbeat") == 0);
+}
+
+TEST_CASE("a pass whose every delete runs out of time goes on one message at a time to the end",
+          "[service][retention]") {
+  // A budget of nothing: each delete is cut after its first row, with its batch unfinished. The
+  // pass must take a cut delete for more to come, not for the end of the backlog, and each
+  // delete must stop at its budget (one commit a message).
+  Retained h;
+  for (int i = 0; i < 300; ++i) h.Note("heartbeat", "beat " + std::to_string(i));
+  h.services->retention.SetDeleteBudget(std::chrono::microseconds(0));
+  int64_t heard = 0;
+  int asked = 0;
+  h.services->retention.HearRequests([&] {
+    ++asked;
+    return ++heard;  // a request came between every two deletes
+  });
+  const int64_t commits = h.core->batcher.commits();
+  h.clock.Advance(8 * kDay);
+  h.Pass();
+  CHECK(h.Count("heartbeat") == 0);
+  CHECK(h.services->retention.disk().removed_messages == 300);
+  CHECK(h.core->batcher.commits() - commits >= 300);
+  CHECK(asked >= 299);  // after every delete but the last
+}
+
 TEST_CASE("a retention write grows while it is quick and shrinks when it holds the loop") {
   using std::chrono::microseconds;
-  CHECK(service::NextDeleteBatch(256, microseconds(300)) == 512);
-  CHECK(service::NextDeleteBatch(256, microseconds(1500)) == 256);
-  CHECK(service::NextDeleteBatch(256, microseconds(2500)) == 128);
+  CHECK(service::NextDeleteBatch(256, microseconds(100)) == 512);
+  CHECK(service::NextDeleteBatch(256, microseconds(400)) == 256);
+  CHECK(service::NextDeleteBatch(256, microseconds(700)) == 128);
   CHECK(service::NextDeleteBatch(service::kMaxDeleteBatch, microseconds(10)) ==
         service::kMaxDeleteBatch);
   CHECK(service::NextDeleteBatch(service::kMinDeleteBatch, microseconds(500000)) ==
         service::kMinDeleteBatch);
+}
+
+TEST_CASE("retention waits twice a delete between two while requests come and briefly if none") {
+  using std::chrono::microseconds;
+  CHECK(service::PauseAfterDelete(microseconds(400), true) == microseconds(800));
+  // Never no wait at all: a timer already due runs in the same turn of the loop, before it
+  // reads the requests that came.
+  CHECK(service::PauseAfterDelete(microseconds(400), false) == service::kQuietPause);
+  CHECK(service::kQuietPause > microseconds(0));
 }
 
 }  // namespace
