@@ -38,6 +38,13 @@ struct Retained : ServiceHarness {
     REQUIRE(RunUntil([&] { return done; }));
   }
   size_t Count(const std::string& type) { return Messages(type).size(); }
+  // n heartbeats noted now, oldest first.
+  auto Beats(size_t n) {
+    for (size_t i = 0; i < n; ++i) Note("heartbeat", "beat " + std::to_string(i));
+    auto beats = Messages("heartbeat");
+    REQUIRE(beats.size() == n);
+    return beats;
+  }
   bool Has(const std::string& type, const std::string& subject) {
     for (const auto& m : Messages(type)) {
       if (m.subject == subject) return true;
@@ -128,9 +135,7 @@ TEST_CASE("retention deletes a backlog in small writes, each from where the last
 TEST_CASE("a retention delete starts after the seq it is given and reports the last it took",
           "[service][retention]") {
   Retained h;
-  for (int i = 0; i < 10; ++i) h.Note("heartbeat", "beat " + std::to_string(i));
-  auto beats = h.Messages("heartbeat");
-  REQUIRE(beats.size() == 10);
+  auto beats = h.Beats(10);
   const int64_t fifth = beats[4].seq, last = beats[9].seq;
   store::RetentionStore store(h.core->db);
   store::RetentionStore::Deleted d;
@@ -150,9 +155,7 @@ TEST_CASE("a retention delete starts after the seq it is given and reports the l
 TEST_CASE("a retention delete past its deadline stops after one row and says it was cut",
           "[service][retention]") {
   Retained h;
-  for (int i = 0; i < 10; ++i) h.Note("heartbeat", "beat " + std::to_string(i));
-  auto beats = h.Messages("heartbeat");
-  REQUIRE(beats.size() == 10);
+  auto beats = h.Beats(10);
   const int64_t last = beats[9].seq;
   store::RetentionStore store(h.core->db);
   using Deadline = store::RetentionStore::Deadline;
@@ -189,7 +192,7 @@ TEST_CASE("a pass whose every delete runs out of time goes on one message at a t
   // pass must take a cut delete for more to come, not for the end of the backlog, and each
   // delete must stop at its budget (one commit a message).
   Retained h;
-  for (int i = 0; i < 300; ++i) h.Note("heartbeat", "beat " + std::to_string(i));
+  h.Beats(300);
   h.services->retention.SetDeleteBudget(std::chrono::microseconds(0));
   int64_t heard = 0;
   int asked = 0;
