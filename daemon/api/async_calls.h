@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -177,7 +178,7 @@ class CallQueue final : public LoopKicker {
   // Distinct connections the last RecentCallers::kSpan requests came on (0 until counted).
   int recent_callers() const { return callers_.Distinct(); }
   // Requests read so far, of every method (any thread): the retention pass asks whether any
-  // came while it deleted.
+  // came since its last delete ended.
   int64_t requests() const { return requests_.load(std::memory_order_relaxed); }
 
  private:

@@ -52,7 +52,7 @@ int NextDeleteBatch(int batch, std::chrono::microseconds took) {
 }
 
 std::chrono::microseconds PauseAfterDelete(std::chrono::microseconds took, bool requests_came) {
-  return requests_came ? 2 * took : kQuietPause;
+  return requests_came ? std::max(2 * took, kQuietPause) : kQuietPause;
 }
 
 void Retention::Start() {
@@ -75,6 +75,7 @@ void Retention::RunPass(std::function<void()> done) {
     return;
   }
   running_ = true;
+  requests_before_ = -1;  // requests heard between passes say nothing of this one's deletes
   const auto& r = core_.config.retention;
   const int64_t now = core_.clock.NowMs();
   int64_t last = core_.messages.LastSeq();
@@ -127,8 +128,10 @@ void Retention::DeleteMessages(int64_t heartbeat_upto, int64_t read_upto, int64_
   auto t0 = std::chrono::steady_clock::now();
   const bool alone = !core_.batcher.pending();
   Status s = core_.batcher.Write([&]() -> Status {
-    deleted = store_.DeleteMessages(heartbeat_upto, read_upto, after_seq, batch,
-                                    t0 + budget_);
+    const auto deadline = t0 + budget_;
+    deleted = store_.DeleteMessages(heartbeat_upto, read_upto, after_seq, batch, [deadline] {
+      return std::chrono::steady_clock::now() >= deadline;
+    });
     return Status::Ok();
   });
   // When this delete opened the transaction, its COMMIT now counts in how long it held the

@@ -31,7 +31,7 @@ int64_t RetentionStore::LastSeqBefore(int64_t cutoff_ms, int64_t last_seq) {
 
 RetentionStore::Deleted RetentionStore::DeleteMessages(int64_t heartbeat_upto, int64_t read_upto,
                                                        int64_t after_seq, int limit,
-                                                       Deadline deadline) {
+                                                       const std::function<bool()>& out_of_time) {
   // The batch's seqs first: a row deleted under a pending SELECT of the same table is not
   // something SQLite defines the SELECT's next rows for.
   auto pick = db_.Prepare(
@@ -40,18 +40,27 @@ RetentionStore::Deleted RetentionStore::DeleteMessages(int64_t heartbeat_upto, i
       "LIMIT ?4");
   pick.Bind(1, std::max(heartbeat_upto, read_upto)).Bind(2, heartbeat_upto).Bind(3, read_upto);
   pick.Bind(4, limit).Bind(5, after_seq);
-  std::vector<int64_t> seqs;
-  while (pick.Step()) seqs.push_back(pick.Int(0));
-  auto del = db_.Prepare("DELETE FROM messages WHERE seq = ?");
+  // The walk over rows kept between those due can be long too: it stops at the deadline as well.
   Deleted d;
+  std::vector<int64_t> seqs;
+  while (pick.Step()) {
+    seqs.push_back(pick.Int(0));
+    if (out_of_time && out_of_time()) {
+      d.cut = true;
+      break;
+    }
+  }
+  pick.Reset();
+  auto del = db_.Prepare("DELETE FROM messages WHERE seq = ?");
   for (int64_t seq : seqs) {
-    if (d.count > 0 && std::chrono::steady_clock::now() >= deadline) {
+    if (d.count > 0 && out_of_time && out_of_time()) {
       d.cut = true;
       break;
     }
     del.Reset();
     del.Bind(1, seq);
-    del.Step();
+    del.Run();
+    if (db_.Changes() == 0) continue;  // not there (nothing else deletes here, but say so)
     ++d.count;
     d.last_seq = seq;
   }

@@ -4,8 +4,8 @@
 // Called only from the service loop thread; deletes inside the commit batcher's transaction.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "store/database.h"
@@ -22,16 +22,16 @@ class RetentionStore {
   struct Deleted {
     int count = 0;
     int64_t last_seq = 0;  // the highest seq deleted (0: none)
-    bool cut = false;      // stopped at the deadline with more of the batch left
+    bool cut = false;      // stopped by out_of_time (more of the batch may be left)
   };
   // Deletes at most `limit` messages with seq > after_seq, lowest seq first: heartbeats with
   // seq <= heartbeat_upto and read messages with seq <= read_upto. A pass hands the last
   // batch's last_seq on as after_seq, so no batch walks again over the messages kept below it.
-  // One row at a time, looking at the clock before each after the first: at the deadline it
-  // stops (cut), having deleted at least one, so one slow batch cannot hold the loop long.
-  using Deadline = std::chrono::steady_clock::time_point;
+  // It reads the batch's seqs, then deletes them one row at a time, and asks out_of_time (if
+  // given) after each seq read and before each row but the first: once it says so, it stops
+  // (cut), having deleted at least one, so one slow batch cannot hold the loop long.
   Deleted DeleteMessages(int64_t heartbeat_upto, int64_t read_upto, int64_t after_seq, int limit,
-                         Deadline deadline = Deadline::max());
+                         const std::function<bool()>& out_of_time = {});
 
   struct DispatchAge {
     int64_t id = 0, finished_ms = 0;  // finished_ms 0: not finished

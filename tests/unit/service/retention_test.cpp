@@ -152,36 +152,46 @@ TEST_CASE("a retention delete starts after the seq it is given and reports the l
   CHECK(left[5].seq == beats[8].seq);
 }
 
-TEST_CASE("a retention delete past its deadline stops after one row and says it was cut",
+TEST_CASE("a retention delete that runs out of time stops after one row and says it was cut",
           "[service][retention]") {
   Retained h;
-  auto beats = h.Beats(10);
-  const int64_t last = beats[9].seq;
+  auto beats = h.Beats(12);
+  const int64_t last = beats[11].seq;
   store::RetentionStore store(h.core->db);
-  using Deadline = store::RetentionStore::Deadline;
-  auto remove = [&](int64_t after, int limit, Deadline deadline) {
+  // out_of_time says yes from its n-th question on (0: never).
+  auto remove = [&](int64_t after, int limit, int yes_from) {
+    int asked = 0;
     store::RetentionStore::Deleted d;
     REQUIRE(h.core->batcher.Write([&] {
-      d = store.DeleteMessages(last, 0, after, limit, deadline);
+      d = store.DeleteMessages(last, 0, after, limit, [&] {
+        return yes_from > 0 && ++asked >= yes_from;
+      });
       return Status::Ok();
     }).ok());
     h.core->batcher.Flush();
     return d;
   };
-  // Past its deadline before it starts: one row (a pass always moves on), the rest left.
-  auto d = remove(0, 5, Deadline::min());
+  // Out of time while it reads the batch, at its third seq: only the first row goes (deleting
+  // without asking while reading would take three).
+  auto d = remove(0, 5, 3);
   CHECK(d.count == 1);
   CHECK(d.cut);
   CHECK(d.last_seq == beats[0].seq);
-  CHECK(h.Count("heartbeat") == 9);
-  // No deadline: the whole batch, not cut.
-  d = remove(d.last_seq, 5, Deadline::max());
+  CHECK(h.Count("heartbeat") == 11);
+  // Out of time once the batch is read (5 questions), before its second row: one row.
+  d = remove(d.last_seq, 5, 6);
+  CHECK(d.count == 1);
+  CHECK(d.cut);
+  CHECK(d.last_seq == beats[1].seq);
+  CHECK(h.Count("heartbeat") == 10);
+  // Never: the whole batch, not cut.
+  d = remove(d.last_seq, 5, 0);
   CHECK(d.count == 5);
   CHECK_FALSE(d.cut);
-  CHECK(d.last_seq == beats[5].seq);
+  CHECK(d.last_seq == beats[6].seq);
   // Fewer left than the batch: all of them, not cut (the pass's end).
-  d = remove(d.last_seq, 10, Deadline::max());
-  CHECK(d.count == 4);
+  d = remove(d.last_seq, 10, 0);
+  CHECK(d.count == 5);
   CHECK_FALSE(d.cut);
   CHECK(h.Count("heartbeat") == 0);
 }
@@ -192,7 +202,7 @@ TEST_CASE("a pass whose every delete runs out of time goes on one message at a t
   // pass must take a cut delete for more to come, not for the end of the backlog, and each
   // delete must stop at its budget (one commit a message).
   Retained h;
-  h.Beats(300);
+  h.Beats(100);
   h.services->retention.SetDeleteBudget(std::chrono::microseconds(0));
   int64_t heard = 0;
   int asked = 0;
@@ -204,9 +214,9 @@ TEST_CASE("a pass whose every delete runs out of time goes on one message at a t
   h.clock.Advance(8 * kDay);
   h.Pass();
   CHECK(h.Count("heartbeat") == 0);
-  CHECK(h.services->retention.disk().removed_messages == 300);
-  CHECK(h.core->batcher.commits() - commits >= 300);
-  CHECK(asked >= 299);  // after every delete but the last
+  CHECK(h.services->retention.disk().removed_messages == 100);
+  CHECK(h.core->batcher.commits() - commits >= 100);
+  CHECK(asked >= 99);  // after every delete but the last
 }
 
 TEST_CASE("a retention write grows while it is quick and shrinks when it holds the loop") {
@@ -223,6 +233,7 @@ TEST_CASE("a retention write grows while it is quick and shrinks when it holds t
 TEST_CASE("retention waits twice a delete between two while requests come and briefly if none") {
   using std::chrono::microseconds;
   CHECK(service::PauseAfterDelete(microseconds(400), true) == microseconds(800));
+  CHECK(service::PauseAfterDelete(microseconds(20), true) == service::kQuietPause);
   // Never no wait at all: a timer already due runs in the same turn of the loop, before it
   // reads the requests that came.
   CHECK(service::PauseAfterDelete(microseconds(400), false) == service::kQuietPause);
